@@ -1,0 +1,121 @@
+use super::{le_signed, le_u32, BlobError, BlobResult};
+use crate::error::ErrorKind;
+
+/// An intset: sorted integers of one width (2, 4 or 8 bytes).
+#[derive(Clone, Copy, Debug)]
+pub struct Intset<'b> {
+    bytes: &'b [u8],
+    width: usize,
+    len: usize,
+}
+
+fn bad(pos: usize, msg: String) -> BlobError {
+    BlobError {
+        pos,
+        kind: ErrorKind::BadIntset(msg),
+    }
+}
+
+impl<'b> Intset<'b> {
+    pub fn new(bytes: &'b [u8]) -> BlobResult<Self> {
+        if bytes.len() < 8 {
+            return Err(bad(
+                0,
+                format!("{} bytes is shorter than the 8-byte header", bytes.len()),
+            ));
+        }
+        let width = le_u32(bytes, 0) as usize;
+        if !matches!(width, 2 | 4 | 8) {
+            return Err(bad(0, format!("invalid element width {width}")));
+        }
+        let len = le_u32(bytes, 4) as usize;
+        if (len as u64) * (width as u64) + 8 != bytes.len() as u64 {
+            return Err(bad(
+                4,
+                format!(
+                    "{len} elements of {width} bytes do not fill a {}-byte blob",
+                    bytes.len()
+                ),
+            ));
+        }
+        Ok(Intset { bytes, width, len })
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Bytes per element: 2, 4 or 8.
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    pub fn bytes(&self) -> &'b [u8] {
+        self.bytes
+    }
+
+    /// The members in ascending order; a member not above its predecessor is an error.
+    pub fn iter(&self) -> IntsetIter<'b> {
+        IntsetIter {
+            set: *self,
+            next: 0,
+            prev: None,
+        }
+    }
+}
+
+pub struct IntsetIter<'b> {
+    set: Intset<'b>,
+    next: usize,
+    prev: Option<i64>,
+}
+
+impl<'b> Iterator for IntsetIter<'b> {
+    type Item = BlobResult<i64>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.next >= self.set.len {
+            return None;
+        }
+        let at = 8 + self.next * self.set.width;
+        let v = le_signed(self.set.bytes, at, self.set.width);
+        self.next += 1;
+        if self.prev.is_some_and(|p| p >= v) {
+            self.next = self.set.len;
+            return Some(Err(bad(at, "members are not in ascending order".into())));
+        }
+        self.prev = Some(v);
+        Some(Ok(v))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn widths_and_hostile() {
+        let mut b = vec![4, 0, 0, 0, 2, 0, 0, 0];
+        b.extend_from_slice(&(-5i32).to_le_bytes());
+        b.extend_from_slice(&70000i32.to_le_bytes());
+        let s = Intset::new(&b).unwrap();
+        assert_eq!(s.iter().collect::<Result<Vec<_>, _>>().unwrap(), vec![-5, 70000]);
+        let mut unsorted = b.clone();
+        unsorted.swap(8, 12);
+        unsorted.swap(9, 13);
+        unsorted.swap(10, 14);
+        unsorted.swap(11, 15);
+        assert!(Intset::new(&unsorted).unwrap().iter().any(|r| r.is_err()));
+        let mut width = b.clone();
+        width[0] = 3;
+        assert!(Intset::new(&width).is_err());
+        let mut len = b.clone();
+        len[4] = 0xff;
+        assert_eq!(Intset::new(&len).unwrap_err().pos, 4);
+        assert!(Intset::new(&b[..7]).is_err());
+    }
+}

@@ -1,0 +1,322 @@
+use super::{le_signed, le_u16, le_u32, BlobError, BlobResult};
+use crate::element::Element;
+use crate::error::ErrorKind;
+
+const HEADER: usize = 6;
+const END: u8 = 0xff;
+const UNKNOWN_COUNT: u16 = u16::MAX;
+
+/// A listpack (Redis 5+ streams, 7.0+ hashes, zsets, sets and list nodes).
+#[derive(Clone, Copy, Debug)]
+pub struct Listpack<'b> {
+    bytes: &'b [u8],
+}
+
+fn bad(pos: usize, msg: String) -> BlobError {
+    BlobError {
+        pos,
+        kind: ErrorKind::BadListpack(msg),
+    }
+}
+
+impl<'b> Listpack<'b> {
+    /// Checks the header against the blob: total size and end marker.
+    pub fn new(bytes: &'b [u8]) -> BlobResult<Self> {
+        if bytes.len() < HEADER + 1 {
+            return Err(bad(
+                0,
+                format!("{} bytes is shorter than the 7-byte minimum", bytes.len()),
+            ));
+        }
+        let total = le_u32(bytes, 0) as usize;
+        if total != bytes.len() {
+            return Err(bad(
+                0,
+                format!("header says {total} bytes, the blob has {}", bytes.len()),
+            ));
+        }
+        if bytes[bytes.len() - 1] != END {
+            return Err(bad(bytes.len() - 1, "missing end marker 0xff".into()));
+        }
+        Ok(Listpack { bytes })
+    }
+
+    pub fn bytes(&self) -> &'b [u8] {
+        self.bytes
+    }
+
+    /// The element count in the header; `None` when it says "count by walking" (65535).
+    pub fn header_count(&self) -> Option<u16> {
+        let n = le_u16(self.bytes, 4);
+        (n != UNKNOWN_COUNT).then_some(n)
+    }
+
+    pub fn iter(&self) -> ListpackIter<'b> {
+        ListpackIter {
+            bytes: self.bytes,
+            pos: HEADER,
+            seen: 0,
+            done: false,
+        }
+    }
+
+    /// Walks every element; the count must match the header's.
+    pub fn count(&self) -> BlobResult<usize> {
+        let mut n = 0;
+        for e in self.iter() {
+            e?;
+            n += 1;
+        }
+        Ok(n)
+    }
+}
+
+/// Elements of a listpack in order. After an error it yields nothing more.
+pub struct ListpackIter<'b> {
+    bytes: &'b [u8],
+    pos: usize,
+    seen: usize,
+    done: bool,
+}
+
+impl<'b> ListpackIter<'b> {
+    /// Offset of the next element within the blob.
+    pub fn pos(&self) -> usize {
+        self.pos
+    }
+
+    fn fail<T>(&mut self, err: BlobError) -> Option<BlobResult<T>> {
+        self.done = true;
+        Some(Err(err))
+    }
+
+    fn decode(&self) -> BlobResult<(Element<'b>, usize)> {
+        let b = self.bytes;
+        let p = self.pos;
+        // The last byte is the end marker, so entries must end before it.
+        let limit = b.len() - 1;
+        let need = |n: usize| -> BlobResult<()> {
+            if p + n > limit {
+                Err(bad(
+                    p,
+                    format!("element of {n} bytes runs past the end of the blob"),
+                ))
+            } else {
+                Ok(())
+            }
+        };
+        let first = b[p];
+        let (elem, size) = match first {
+            0x00..=0x7f => (Element::Int(i64::from(first)), 1),
+            0x80..=0xbf => {
+                let len = usize::from(first & 0x3f);
+                need(1 + len)?;
+                (Element::Bytes(&b[p + 1..p + 1 + len]), 1 + len)
+            }
+            0xc0..=0xdf => {
+                need(2)?;
+                let u = (i64::from(first & 0x1f) << 8) | i64::from(b[p + 1]);
+                (Element::Int(if u >= 4096 { u - 8192 } else { u }), 2)
+            }
+            0xe0..=0xef => {
+                need(2)?;
+                let len = (usize::from(first & 0x0f) << 8) | usize::from(b[p + 1]);
+                need(2 + len)?;
+                (Element::Bytes(&b[p + 2..p + 2 + len]), 2 + len)
+            }
+            0xf0 => {
+                need(5)?;
+                let len = le_u32(b, p + 1) as usize;
+                need(5usize.saturating_add(len))?;
+                (Element::Bytes(&b[p + 5..p + 5 + len]), 5 + len)
+            }
+            0xf1 => {
+                need(3)?;
+                (Element::Int(le_signed(b, p + 1, 2)), 3)
+            }
+            0xf2 => {
+                need(4)?;
+                (Element::Int(le_signed(b, p + 1, 3)), 4)
+            }
+            0xf3 => {
+                need(5)?;
+                (Element::Int(le_signed(b, p + 1, 4)), 5)
+            }
+            0xf4 => {
+                need(9)?;
+                (Element::Int(le_signed(b, p + 1, 8)), 9)
+            }
+            _ => return Err(bad(p, format!("invalid element encoding byte 0x{first:02x}"))),
+        };
+        let width = match size {
+            0..=127 => 1,
+            128..=16383 => 2,
+            16384..=2097151 => 3,
+            2097152..=268435455 => 4,
+            _ => 5,
+        };
+        need(size + width)?;
+        let back = &b[p + size..p + size + width];
+        let mut stored: u64 = 0;
+        for (i, &byte) in back.iter().enumerate() {
+            if (i == 0) == (byte & 0x80 != 0) && width > 1 {
+                return Err(bad(p + size, "malformed back-length".into()));
+            }
+            stored = (stored << 7) | u64::from(byte & 0x7f);
+        }
+        if stored != size as u64 {
+            return Err(bad(
+                p + size,
+                format!("back-length says {stored} bytes, the element has {size}"),
+            ));
+        }
+        Ok((elem, size + width))
+    }
+}
+
+impl<'b> Iterator for ListpackIter<'b> {
+    type Item = BlobResult<Element<'b>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        if self.bytes[self.pos] == END {
+            self.done = true;
+            if self.pos != self.bytes.len() - 1 {
+                return self.fail(bad(self.pos, "end marker before the end of the blob".into()));
+            }
+            let header = le_u16(self.bytes, 4);
+            if header != UNKNOWN_COUNT && usize::from(header) != self.seen {
+                return self.fail(bad(
+                    4,
+                    format!("header counts {header} elements, the walk found {}", self.seen),
+                ));
+            }
+            return None;
+        }
+        match self.decode() {
+            Ok((elem, advance)) => {
+                self.pos += advance;
+                self.seen += 1;
+                Some(Ok(elem))
+            }
+            Err(e) => self.fail(e),
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// Builds a listpack from encoded elements (encoding+data), adding back-lengths.
+    pub fn build(entries: &[Vec<u8>]) -> Vec<u8> {
+        let mut body = Vec::new();
+        for e in entries {
+            body.extend_from_slice(e);
+            let s = e.len();
+            match s {
+                0..=127 => body.push(s as u8),
+                128..=16383 => body.extend_from_slice(&[(s >> 7) as u8, (s & 127) as u8 | 128]),
+                _ => body.extend_from_slice(&[
+                    (s >> 14) as u8,
+                    ((s >> 7) & 127) as u8 | 128,
+                    (s & 127) as u8 | 128,
+                ]),
+            }
+        }
+        let total = HEADER + body.len() + 1;
+        let mut out = Vec::new();
+        out.extend_from_slice(&(total as u32).to_le_bytes());
+        out.extend_from_slice(&(entries.len() as u16).to_le_bytes());
+        out.extend_from_slice(&body);
+        out.push(END);
+        out
+    }
+
+    pub fn str_entry(s: &[u8]) -> Vec<u8> {
+        let mut e = Vec::new();
+        if s.len() < 64 {
+            e.push(0x80 | s.len() as u8);
+        } else if s.len() < 4096 {
+            e.push(0xe0 | (s.len() >> 8) as u8);
+            e.push(s.len() as u8);
+        } else {
+            e.push(0xf0);
+            e.extend_from_slice(&(s.len() as u32).to_le_bytes());
+        }
+        e.extend_from_slice(s);
+        e
+    }
+
+    #[test]
+    fn every_encoding() {
+        let long = vec![b'x'; 200];
+        let huge = vec![b'y'; 5000];
+        let lp = build(&[
+            vec![5],
+            vec![0xdf, 0xff],
+            vec![0xc0, 0x10],
+            str_entry(b"abc"),
+            str_entry(&long),
+            str_entry(&huge),
+            vec![0xf1, 0x00, 0x80],
+            vec![0xf2, 0xff, 0xff, 0x7f],
+            vec![0xf3, 0, 0, 0, 0x80],
+            [vec![0xf4], i64::MIN.to_le_bytes().to_vec()].concat(),
+        ]);
+        let got: Vec<Element> = Listpack::new(&lp).unwrap().iter().map(|e| e.unwrap()).collect();
+        assert_eq!(
+            got,
+            vec![
+                Element::Int(5),
+                Element::Int(-1),
+                Element::Int(16),
+                Element::Bytes(b"abc"),
+                Element::Bytes(&long),
+                Element::Bytes(&huge),
+                Element::Int(-32768),
+                Element::Int(8388607),
+                Element::Int(i64::from(i32::MIN)),
+                Element::Int(i64::MIN),
+            ]
+        );
+        assert_eq!(Listpack::new(&lp).unwrap().count().unwrap(), 10);
+    }
+
+    #[test]
+    fn hostile_listpacks() {
+        let good = build(&[str_entry(b"hello"), vec![7]]);
+        // Wrong total size.
+        let mut bad_total = good.clone();
+        bad_total[0] += 1;
+        assert!(matches!(
+            Listpack::new(&bad_total).unwrap_err().kind,
+            ErrorKind::BadListpack(_)
+        ));
+        // Wrong count.
+        let mut bad_count = good.clone();
+        bad_count[4] = 3;
+        let err = Listpack::new(&bad_count).unwrap().count().unwrap_err();
+        assert_eq!(err.pos, 4);
+        // A string length pointing past the end.
+        let mut long = good.clone();
+        long[6] = 0x80 | 60;
+        let err = Listpack::new(&long).unwrap().count().unwrap_err();
+        assert_eq!(err.pos, 6);
+        // Bad back-length.
+        let mut back = good.clone();
+        back[12] = 9;
+        assert!(Listpack::new(&back).unwrap().count().is_err());
+        // Invalid encoding byte; a huge 32-bit length.
+        let mut inv = good.clone();
+        inv[6] = 0xf7;
+        assert!(Listpack::new(&inv).unwrap().count().is_err());
+        let huge = build(&[vec![0xf0, 0xff, 0xff, 0xff, 0xff]]);
+        assert!(Listpack::new(&huge).unwrap().count().is_err());
+        // Too short, missing end.
+        assert!(Listpack::new(&[7, 0, 0, 0, 0, 0, 0]).is_err());
+        assert!(Listpack::new(&[1]).is_err());
+    }
+}

@@ -1,0 +1,114 @@
+//! Module values: the 64-bit module type id and the self-describing opcode
+//! stream every type-7 value, MODULE_AUX body and KEY_META value is written in.
+
+use crate::error::{ErrorKind, Result};
+use crate::reader::Reader;
+
+const CHARSET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/// A module data type: 9-character name and encoding version, packed in 64 bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ModuleId(pub u64);
+
+impl ModuleId {
+    /// The 9-character type name (e.g. `vectorset`, `ReJSON-RL`).
+    pub fn name(self) -> String {
+        (0..9)
+            .map(|i| CHARSET[((self.0 >> (58 - 6 * i)) & 63) as usize] as char)
+            .collect()
+    }
+
+    /// The encoding version the module saved the value with (0-1023).
+    pub fn encver(self) -> u32 {
+        (self.0 & 1023) as u32
+    }
+}
+
+/// One item of a module's opcode stream.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ModuleItem<'a> {
+    SignedInt(i64),
+    UnsignedInt(u64),
+    Float(f32),
+    Double(f64),
+    String(crate::RdbString<'a>),
+}
+
+/// A module value (type 7): its id and the raw opcode stream, walked lazily.
+#[derive(Clone, Copy, Debug)]
+pub struct ModuleValue<'a> {
+    pub id: ModuleId,
+    /// The opcode stream including its terminating EOF opcode.
+    pub body: &'a [u8],
+    pub(crate) body_offset: u64,
+}
+
+impl<'a> ModuleValue<'a> {
+    /// Serialized size of the module's data (excluding the 64-bit id).
+    pub fn len(&self) -> usize {
+        self.body.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.body.len() <= 1
+    }
+
+    /// The items the module saved, in order.
+    pub fn items(&self) -> ModuleItems<'a> {
+        ModuleItems {
+            r: Reader::new(self.body, self.body_offset),
+            done: false,
+        }
+    }
+}
+
+pub struct ModuleItems<'a> {
+    r: Reader<'a>,
+    done: bool,
+}
+
+impl<'a> Iterator for ModuleItems<'a> {
+    type Item = Result<ModuleItem<'a>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        match read_item(&mut self.r) {
+            Ok(Some(item)) => Some(Ok(item)),
+            Ok(None) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+fn read_item<'a>(r: &mut Reader<'a>) -> Result<Option<ModuleItem<'a>>> {
+    let at = r.pos();
+    let op = r.length("module opcode")?;
+    Ok(Some(match op {
+        0 => return Ok(None),
+        1 => ModuleItem::SignedInt(r.length("module signed int")? as i64),
+        2 => ModuleItem::UnsignedInt(r.length("module unsigned int")?),
+        3 => ModuleItem::Float(f32::from_le_bytes(r.array("module float")?)),
+        4 => ModuleItem::Double(f64::from_le_bytes(r.array("module double")?)),
+        5 => ModuleItem::String(r.string("module string")?),
+        _ => {
+            return Err(r.err_at(
+                at,
+                ErrorKind::BadModule(format!("unknown module opcode {op} (expected 0-5)")),
+            ))
+        }
+    }))
+}
+
+/// Skips an opcode stream up to and including its EOF opcode.
+pub(crate) fn skip_opcodes(r: &mut Reader<'_>) -> Result<()> {
+    while read_item(r)?.is_some() {}
+    Ok(())
+}

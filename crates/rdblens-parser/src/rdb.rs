@@ -1,0 +1,202 @@
+//! Entry points: [`Rdb`] over any byte slice, [`RdbFile`] over a memory map.
+
+use std::fs::File;
+use std::path::Path;
+
+use crate::checksum::crc64;
+use crate::entry::Entry;
+use crate::error::{Dialect, Error, Result};
+use crate::format::Format;
+use crate::records::{Eof, ModuleAux, Record, Records};
+use crate::string::RdbString;
+
+/// A parsed header over borrowed bytes; everything else is read lazily.
+#[derive(Clone, Copy, Debug)]
+pub struct Rdb<'a> {
+    data: &'a [u8],
+    format: Format,
+}
+
+/// What the trailing checksum says about the file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChecksumStatus {
+    /// The stored CRC-64 matches the bytes.
+    Valid(u64),
+    /// Written with `rdbchecksum no` (stored 0).
+    Disabled,
+    /// RDB 1-4 carry no checksum.
+    Absent,
+    Mismatch {
+        stored: u64,
+        computed: u64,
+    },
+}
+
+impl<'a> Rdb<'a> {
+    /// Reads the magic. Fails on non-RDB input and unsupported versions.
+    pub fn new(data: &'a [u8]) -> Result<Self> {
+        let format = Format::from_magic(data).map_err(|kind| Error::new(0, kind))?;
+        Ok(Rdb { data, format })
+    }
+
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    pub fn version(&self) -> u32 {
+        self.format.version
+    }
+
+    pub fn dialect(&self) -> Dialect {
+        self.format.dialect
+    }
+
+    pub fn data(&self) -> &'a [u8] {
+        self.data
+    }
+
+    /// Every record in file order.
+    pub fn records(&self) -> Records<'a> {
+        Records::new(self.data, self.format)
+    }
+
+    /// Only the key/value entries.
+    pub fn entries(&self) -> impl Iterator<Item = Result<Entry<'a>>> + 'a {
+        self.records().filter_map(|r| match r {
+            Ok(Record::Entry(e)) => Some(Ok(e)),
+            Ok(_) => None,
+            Err(e) => Some(Err(e)),
+        })
+    }
+
+    /// Checks the stored CRC-64 against the bytes up to and including EOF.
+    pub fn checksum_status(&self, eof: &Eof<'_>) -> ChecksumStatus {
+        match eof.checksum {
+            None => ChecksumStatus::Absent,
+            Some(0) => ChecksumStatus::Disabled,
+            Some(stored) => {
+                let end = (eof.offset as usize + 1).min(self.data.len());
+                let computed = crc64(&self.data[..end]);
+                if computed == stored {
+                    ChecksumStatus::Valid(stored)
+                } else {
+                    ChecksumStatus::Mismatch { stored, computed }
+                }
+            }
+        }
+    }
+
+    /// Walks the whole file and collects everything that is not a key:
+    /// aux fields, size hints, functions, module aux data, slot info, EOF.
+    pub fn metadata(&self) -> Result<Metadata<'a>> {
+        let mut meta = Metadata::default();
+        for record in self.records() {
+            match record? {
+                Record::Aux { key, value } => meta.aux.push((key, value)),
+                Record::SelectDb { db } => meta.databases.push(DbInfo {
+                    db,
+                    ..DbInfo::default()
+                }),
+                Record::ResizeDb {
+                    db_size,
+                    expires_size,
+                } => {
+                    if let Some(db) = meta.databases.last_mut() {
+                        db.resize_hint = Some((db_size, expires_size));
+                    }
+                }
+                Record::ModuleAux(aux) => meta.module_aux.push(aux),
+                Record::Function { source } => meta.functions.push(source),
+                Record::FunctionPreGa { code, .. } => meta.functions.push(code),
+                Record::SlotInfo { slot, keys, expires } => meta.slot_info.push((slot, keys, expires)),
+                Record::SlotImport { .. } | Record::Update { .. } => meta.other_records += 1,
+                Record::Entry(e) => {
+                    if meta.databases.last().is_none_or(|d| d.db != e.db) {
+                        meta.databases.push(DbInfo {
+                            db: e.db,
+                            ..DbInfo::default()
+                        });
+                    }
+                    if let Some(db) = meta.databases.last_mut() {
+                        db.keys += 1;
+                        db.expires += u64::from(e.expiry.is_some());
+                    }
+                }
+                Record::Eof(eof) => meta.eof = Some(eof),
+            }
+        }
+        Ok(meta)
+    }
+}
+
+/// Per-database counts from a full walk, and the RESIZEDB hint.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DbInfo {
+    pub db: u64,
+    pub keys: u64,
+    pub expires: u64,
+    pub resize_hint: Option<(u64, u64)>,
+}
+
+/// Everything in a file that is not a key.
+#[derive(Clone, Debug, Default)]
+pub struct Metadata<'a> {
+    pub aux: Vec<(RdbString<'a>, RdbString<'a>)>,
+    pub databases: Vec<DbInfo>,
+    pub module_aux: Vec<ModuleAux<'a>>,
+    /// Function library sources.
+    pub functions: Vec<RdbString<'a>>,
+    pub slot_info: Vec<(u64, u64, u64)>,
+    pub other_records: u64,
+    pub eof: Option<Eof<'a>>,
+}
+
+impl<'a> Metadata<'a> {
+    /// An aux field's value by name, e.g. `redis-ver`, `ctime`.
+    pub fn aux_value(&self, name: &str) -> Option<RdbString<'a>> {
+        self.aux
+            .iter()
+            .find(|(k, _)| k.to_cow().is_ok_and(|k| &*k == name.as_bytes()))
+            .map(|(_, v)| *v)
+    }
+}
+
+/// A dump mapped read-only into memory.
+pub struct RdbFile {
+    map: Option<memmap2::Mmap>,
+}
+
+impl RdbFile {
+    /// Maps the file read-only with sequential read-ahead advice.
+    pub fn open(path: impl AsRef<Path>) -> std::io::Result<RdbFile> {
+        let file = File::open(path)?;
+        if file.metadata()?.len() == 0 {
+            return Ok(RdbFile { map: None });
+        }
+        // SAFETY: the map is read-only and we never hand out a mutable view.
+        // Another process truncating or rewriting the file while we read it
+        // is outside what any reader of a shared file can prevent (it may
+        // cause SIGBUS); dumps are written to a temporary file and renamed,
+        // so a finished dump.rdb is not modified in place by Redis.
+        let map = unsafe { memmap2::Mmap::map(&file)? };
+        #[cfg(unix)]
+        let _ = map.advise(memmap2::Advice::Sequential);
+        Ok(RdbFile { map: Some(map) })
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        self.map.as_deref().unwrap_or(&[])
+    }
+
+    pub fn len(&self) -> usize {
+        self.bytes().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn rdb(&self) -> Result<Rdb<'_>> {
+        Rdb::new(self.bytes())
+    }
+}

@@ -1,0 +1,331 @@
+//! The top-level record stream: opcodes and key/value entries, in file order.
+
+use crate::entry::{Entry, Expiry, ExpiryUnit, KeyMeta};
+use crate::error::{Dialect, Error, ErrorKind, Result};
+use crate::format::{Format, ValueType};
+use crate::module::{skip_opcodes, ModuleId};
+use crate::reader::Reader;
+use crate::string::RdbString;
+use crate::value::walk::{walk, Skip};
+
+/// A MODULE_AUX record (module data outside any key).
+#[derive(Clone, Copy, Debug)]
+pub struct ModuleAux<'a> {
+    pub module: ModuleId,
+    /// 1 = written before the keyspace, 2 = after.
+    pub when: u64,
+    /// The module's opcode stream, including its EOF opcode.
+    pub body: &'a [u8],
+}
+
+/// The end of the data: where the EOF opcode sits and the stored checksum.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Eof<'a> {
+    /// File offset of the EOF opcode (0xFF); the checksum covers `[0, offset]`.
+    pub offset: u64,
+    /// The stored CRC-64 (RDB 5+); 0 means the writer had `rdbchecksum no`.
+    pub checksum: Option<u64>,
+    /// Bytes after the checksum (an AOF tail after an RDB preamble, or garbage).
+    pub trailing: &'a [u8],
+}
+
+/// One top-level record.
+#[derive(Clone, Debug)]
+pub enum Record<'a> {
+    Aux {
+        key: RdbString<'a>,
+        value: RdbString<'a>,
+    },
+    SelectDb {
+        db: u64,
+    },
+    ResizeDb {
+        db_size: u64,
+        expires_size: u64,
+    },
+    ModuleAux(ModuleAux<'a>),
+    /// FUNCTION2: one library's source (`#!lua name=...` then the code).
+    Function {
+        source: RdbString<'a>,
+    },
+    /// FUNCTION (Redis 7.0 release candidates only).
+    FunctionPreGa {
+        name: RdbString<'a>,
+        engine: RdbString<'a>,
+        description: Option<RdbString<'a>>,
+        code: RdbString<'a>,
+    },
+    /// Redis cluster slot hint.
+    SlotInfo {
+        slot: u64,
+        keys: u64,
+        expires: u64,
+    },
+    /// Valkey 9 unfinished slot-import job.
+    SlotImport {
+        job: RdbString<'a>,
+        ranges: Vec<(u64, u64)>,
+    },
+    /// Valkey 9.2 inline command (RESP multibulk, raw).
+    Update {
+        command: &'a [u8],
+    },
+    Entry(Entry<'a>),
+    Eof(Eof<'a>),
+}
+
+#[derive(Default)]
+struct Prefix<'a> {
+    start: Option<usize>,
+    expiry: Option<Expiry>,
+    idle: Option<u64>,
+    freq: Option<u8>,
+    key_meta: Option<KeyMeta<'a>>,
+}
+
+/// Iterates over the records of a file. Stops after EOF or the first error.
+pub struct Records<'a> {
+    r: Reader<'a>,
+    file: &'a [u8],
+    format: Format,
+    db: u64,
+    prefix: Prefix<'a>,
+    done: bool,
+}
+
+impl<'a> Records<'a> {
+    pub(crate) fn new(file: &'a [u8], format: Format) -> Self {
+        Records {
+            r: Reader::at(file, 9),
+            file,
+            format,
+            db: 0,
+            prefix: Prefix::default(),
+            done: false,
+        }
+    }
+
+    /// File offset of the next record.
+    pub fn offset(&self) -> u64 {
+        self.r.offset()
+    }
+
+    /// The database the next entry belongs to.
+    pub fn current_db(&self) -> u64 {
+        self.db
+    }
+
+    fn read(&mut self) -> Result<Record<'a>> {
+        let r = &mut self.r;
+        loop {
+            let at = r.pos();
+            let op = r.u8("record type")?;
+            let record = match op {
+                0xff => {
+                    let checksum = if self.format.has_checksum() {
+                        Some(r.u64_le("checksum")?)
+                    } else {
+                        None
+                    };
+                    self.done = true;
+                    Record::Eof(Eof {
+                        offset: at as u64,
+                        checksum,
+                        trailing: r.rest(),
+                    })
+                }
+                0xfe => {
+                    self.db = r.length("database number")?;
+                    Record::SelectDb { db: self.db }
+                }
+                0xfd => {
+                    self.prefix.start.get_or_insert(at);
+                    let secs = i32::from_le_bytes(r.array("expiry seconds")?);
+                    self.prefix.expiry = Some(Expiry {
+                        unix_ms: i64::from(secs) * 1000,
+                        unit: ExpiryUnit::Seconds,
+                    });
+                    continue;
+                }
+                0xfc => {
+                    self.prefix.start.get_or_insert(at);
+                    self.prefix.expiry = Some(Expiry {
+                        unix_ms: r.i64_le("expiry milliseconds")?,
+                        unit: ExpiryUnit::Milliseconds,
+                    });
+                    continue;
+                }
+                0xfb => Record::ResizeDb {
+                    db_size: r.length("database size hint")?,
+                    expires_size: r.length("expires size hint")?,
+                },
+                0xfa => Record::Aux {
+                    key: r.string("aux field name")?,
+                    value: r.string("aux field value")?,
+                },
+                0xf9 => {
+                    self.prefix.start.get_or_insert(at);
+                    self.prefix.freq = Some(r.u8("LFU frequency")?);
+                    continue;
+                }
+                0xf8 => {
+                    self.prefix.start.get_or_insert(at);
+                    self.prefix.idle = Some(r.length("LRU idle time")?);
+                    continue;
+                }
+                0xf7 => {
+                    let module = ModuleId(r.length("module aux id")?);
+                    let op_at = r.pos();
+                    let opcode = r.length("module aux opcode")?;
+                    if opcode != 2 {
+                        return Err(r.err_at(
+                            op_at,
+                            ErrorKind::BadModule(format!("module aux opcode {opcode}, expected 2 (UINT)")),
+                        ));
+                    }
+                    let when = r.length("module aux 'when'")?;
+                    let start = r.pos();
+                    skip_opcodes(r).map_err(|e| e.with_key(module.name().as_bytes()))?;
+                    Record::ModuleAux(ModuleAux {
+                        module,
+                        when,
+                        body: r.since(start),
+                    })
+                }
+                0xf6 => {
+                    let name = r.string("function name")?;
+                    let engine = r.string("function engine")?;
+                    let description = match r.length("function description flag")? {
+                        0 => None,
+                        _ => Some(r.string("function description")?),
+                    };
+                    let code = r.string("function code")?;
+                    Record::FunctionPreGa {
+                        name,
+                        engine,
+                        description,
+                        code,
+                    }
+                }
+                0xf5 => Record::Function {
+                    source: r.string("function library")?,
+                },
+                0xf4 => Record::SlotInfo {
+                    slot: r.length("slot id")?,
+                    keys: r.length("slot key count")?,
+                    expires: r.length("slot expires count")?,
+                },
+                0xf3 if self.format.dialect == Dialect::Valkey => {
+                    let job = r.string("slot import job name")?;
+                    let n = r.count("slot import range count", 2)?;
+                    let mut ranges = Vec::new();
+                    for _ in 0..n {
+                        ranges.push((r.length("slot range start")?, r.length("slot range end")?));
+                    }
+                    Record::SlotImport { job, ranges }
+                }
+                0xf3 if self.format.version >= 13 => {
+                    self.prefix.start.get_or_insert(at);
+                    self.prefix.key_meta = Some(KeyMeta::read(r)?);
+                    continue;
+                }
+                0xf2 if self.format.dialect == Dialect::Valkey && self.format.version >= 81 => {
+                    Record::Update {
+                        command: read_resp_multibulk(r)?,
+                    }
+                }
+                byte => {
+                    let Some(value_type) = ValueType::from_byte(byte, self.format) else {
+                        return Err(r.err_at(
+                            at,
+                            ErrorKind::UnknownType {
+                                byte,
+                                dialect: self.format.dialect,
+                                version: self.format.version,
+                            },
+                        ));
+                    };
+                    let prefix = std::mem::take(&mut self.prefix);
+                    let start = prefix.start.unwrap_or(at);
+                    let key = r.string("key")?;
+                    let value_start = r.pos();
+                    let value_offset = r.offset();
+                    if let Err(e) = walk(r, value_type, &mut Skip) {
+                        return Err(attach_key(e, &key));
+                    }
+                    Record::Entry(Entry {
+                        db: self.db,
+                        key,
+                        value_type,
+                        value: r.since(value_start),
+                        offset: start as u64,
+                        value_offset,
+                        record_len: (r.pos() - start) as u64,
+                        expiry: prefix.expiry,
+                        idle_seconds: prefix.idle,
+                        lfu_freq: prefix.freq,
+                        key_meta: prefix.key_meta,
+                        format: self.format,
+                        file: self.file,
+                    })
+                }
+            };
+            return Ok(record);
+        }
+    }
+}
+
+fn attach_key(e: Error, key: &RdbString<'_>) -> Error {
+    match key.to_cow() {
+        Ok(k) => e.with_key(&k),
+        Err(_) => e,
+    }
+}
+
+/// `*<argc>\r\n` then `$<len>\r\n<bytes>\r\n` per argument.
+fn read_resp_multibulk<'a>(r: &mut Reader<'a>) -> Result<&'a [u8]> {
+    fn number(r: &mut Reader<'_>, sigil: u8) -> Result<u64> {
+        let at = r.pos();
+        if r.u8("RESP command")? != sigil {
+            return Err(r.err_at(
+                at,
+                ErrorKind::BadValue(format!("expected '{}' in RESP command", sigil as char)),
+            ));
+        }
+        let mut n: u64 = 0;
+        loop {
+            match r.u8("RESP command")? {
+                d @ b'0'..=b'9' if n < u64::MAX / 10 => n = n * 10 + u64::from(d - b'0'),
+                b'\r' if r.u8("RESP command")? == b'\n' => return Ok(n),
+                _ => return Err(r.err_at(at, ErrorKind::BadValue("malformed RESP number".into()))),
+            }
+        }
+    }
+    let start = r.pos();
+    let argc = number(r, b'*')?;
+    for _ in 0..argc {
+        let len = number(r, b'$')?;
+        r.take(len, "RESP argument")?;
+        if r.take(2, "RESP argument")? != b"\r\n" {
+            return Err(r.err(ErrorKind::BadValue("RESP argument not followed by CRLF".into())));
+        }
+    }
+    Ok(r.since(start))
+}
+
+impl<'a> Iterator for Records<'a> {
+    type Item = Result<Record<'a>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let record = self.read();
+        if record.is_err() {
+            self.done = true;
+        }
+        Some(record)
+    }
+}
+
+impl std::iter::FusedIterator for Records<'_> {}

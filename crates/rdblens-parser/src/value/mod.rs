@@ -1,0 +1,73 @@
+//! Value decoding. [`walk`] knows the layout of every value type and finds
+//! where a value ends without decompressing anything; [`decode`] runs the
+//! same walk but opens strings and blobs and hands elements to a
+//! [`ValueVisitor`]; [`stats`] is the visitor that measures a value.
+
+pub(crate) mod decode;
+mod stats;
+pub(crate) mod walk;
+
+pub use stats::ValueStats;
+
+use crate::element::Element;
+use crate::module::ModuleValue;
+use crate::stream::{StreamId, StreamValue};
+use crate::string::RdbString;
+
+/// Which container a run of elements came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NodeKind {
+    Listpack,
+    Ziplist,
+    Intset,
+    Zipmap,
+    /// A quicklist-2 PLAIN node: one element stored as a bare string.
+    Plain,
+}
+
+/// A compact blob (or quicklist node, or stream node) about to be walked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NodeInfo {
+    pub kind: NodeKind,
+    /// Size of the blob as it sits in memory (uncompressed).
+    pub len: usize,
+    /// Bytes it takes in the file (less than `len` when LZF-compressed).
+    pub stored_len: usize,
+    pub compressed: bool,
+    /// Element count from the blob's own header, where it has one.
+    pub header_count: Option<u64>,
+}
+
+/// One element of a Redis 8.8 array.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ArrayItem<'b> {
+    Bytes(Element<'b>),
+    Int(i64),
+    Float(f64),
+}
+
+/// Receives the decoded content of a value. Every method has an empty
+/// default; elements borrow from the file or a scratch buffer only for the
+/// duration of the call.
+pub trait ValueVisitor {
+    /// A string value (type 0), undecoded: its length is known without decompressing.
+    fn string(&mut self, _value: RdbString<'_>) {}
+    /// A compact blob or quicklist node, before its elements.
+    fn node(&mut self, _node: &NodeInfo) {}
+    /// A list element or set member.
+    fn member(&mut self, _member: Element<'_>) {}
+    /// A sorted-set member and its score.
+    fn scored(&mut self, _member: Element<'_>, _score: f64) {}
+    /// A hash field, its value, and its absolute expiry (unix ms) if it has one.
+    fn field(&mut self, _field: Element<'_>, _value: Element<'_>, _expire_ms: Option<i64>) {}
+    /// A stream's metadata, before its entries.
+    fn stream(&mut self, _stream: &StreamValue<'_>) {}
+    /// A live stream entry with its field/value pairs.
+    fn stream_entry(&mut self, _id: StreamId, _pairs: &[(Element<'_>, Element<'_>)]) {}
+    /// A module value (opaque to the parser beyond its opcode stream).
+    fn module(&mut self, _module: &ModuleValue<'_>) {}
+    /// An element of a Redis 8.8 array at its (sparse) index.
+    fn array_item(&mut self, _index: u64, _item: ArrayItem<'_>) {}
+    /// A Valkey 9.2 path-hash path, before its `fields` fields.
+    fn path(&mut self, _path: Element<'_>, _fields: u64) {}
+}
