@@ -142,11 +142,8 @@ impl fmt::Display for Error {
     }
 }
 
-impl std::error::Error for Error {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.kind)
-    }
-}
+// The kind is part of the Display text, so it is not repeated as a source.
+impl std::error::Error for Error {}
 
 /// Quotes bytes the way redis-cli does: printable ASCII as is, the rest as
 /// `\xNN` or a C escape, so no control byte ever reaches a terminal.
