@@ -13,9 +13,16 @@ pub struct ModuleId(pub u64);
 impl ModuleId {
     /// The 9-character type name (e.g. `vectorset`, `ReJSON-RL`).
     pub fn name(self) -> String {
-        (0..9)
-            .map(|i| CHARSET[((self.0 >> (58 - 6 * i)) & 63) as usize] as char)
-            .collect()
+        self.name_bytes().iter().map(|&c| c as char).collect()
+    }
+
+    /// The name without allocating.
+    pub fn name_bytes(self) -> [u8; 9] {
+        let mut out = [0u8; 9];
+        for (i, c) in out.iter_mut().enumerate() {
+            *c = CHARSET[((self.0 >> (58 - 6 * i)) & 63) as usize];
+        }
+        out
     }
 
     /// The encoding version the module saved the value with (0-1023).
@@ -51,6 +58,18 @@ impl<'a> ModuleValue<'a> {
 
     pub fn is_empty(&self) -> bool {
         self.body.len() <= 1
+    }
+
+    /// The element count for module types whose layout is known: Redis 8
+    /// vector sets save the dimension, then the element count (VCARD).
+    pub fn element_count(&self) -> Option<u64> {
+        if &self.id.name_bytes() != b"vectorset" {
+            return None;
+        }
+        match self.items().nth(1) {
+            Some(Ok(ModuleItem::UnsignedInt(n))) => Some(n),
+            _ => None,
+        }
     }
 
     /// The items the module saved, in order.

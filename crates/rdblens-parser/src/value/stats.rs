@@ -9,7 +9,8 @@ use crate::string::RdbString;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ValueStats {
     /// STRLEN for strings; members, fields or entries for collections
-    /// (LLEN, SCARD, ZCARD, HLEN, XLEN); 0 for module values.
+    /// (LLEN, SCARD, ZCARD, HLEN, XLEN); VCARD for vector sets; 0 for other
+    /// module values.
     pub elements: u64,
     /// Longest element (a member, field, value, or stream field/value), in bytes.
     pub max_element_len: u64,
@@ -93,6 +94,7 @@ impl ValueVisitor for ValueStats {
 
     fn module(&mut self, module: &ModuleValue<'_>) {
         self.payload_bytes = module.len() as u64;
+        self.elements = module.element_count().unwrap_or(0);
     }
 
     fn array_item(&mut self, _index: u64, item: super::ArrayItem<'_>) {
