@@ -1,8 +1,9 @@
 //! The `rdblens` command line.
 //!
-//! Exit codes: 0 sound, 2 bad usage (clap), 3 unreadable or corrupt input.
+//! Exit codes: 0 ok, 2 bad usage, 3 unreadable, corrupt or incomplete input.
 
 mod check;
+mod report;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -22,6 +23,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Analyse dumps: big keys, memory, encodings, TTLs, expiry clusters, namespaces, slots.
+    Report(report::ReportArgs),
     /// Validate a dump: structure, every value, and the trailing checksum.
     /// Prints version, aux fields and key counts; exits 0 only if the file is sound.
     Check {
@@ -31,12 +34,42 @@ enum Command {
     },
 }
 
-/// Exit code for unreadable or corrupt input.
-pub const EXIT_BAD_INPUT: u8 = 3;
+const EXIT_USAGE: u8 = 2;
+/// Unreadable, corrupt or incomplete input.
+const EXIT_BAD_INPUT: u8 = 3;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Command::Report(args) => {
+            let (opts, report_opts) = match report::prepare(&args) {
+                Ok(o) => o,
+                Err(e) => {
+                    eprintln!("rdblens: {e:#}");
+                    return ExitCode::from(EXIT_USAGE);
+                }
+            };
+            match report::run(&args, &opts, report_opts) {
+                Ok(summary) => {
+                    let incomplete: Vec<_> =
+                        summary.files.iter().filter(|f| f.incomplete.is_some()).collect();
+                    for f in &incomplete {
+                        if let Some(d) = &f.incomplete {
+                            eprintln!("rdblens: {}: incomplete: {}", f.path, d.message);
+                        }
+                    }
+                    if incomplete.is_empty() {
+                        ExitCode::SUCCESS
+                    } else {
+                        ExitCode::from(EXIT_BAD_INPUT)
+                    }
+                }
+                Err(e) => {
+                    eprintln!("rdblens: {e:#}");
+                    ExitCode::from(EXIT_BAD_INPUT)
+                }
+            }
+        }
         Command::Check { files } => {
             let mut code = ExitCode::SUCCESS;
             for file in &files {

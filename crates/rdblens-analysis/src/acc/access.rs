@@ -1,0 +1,47 @@
+//! LRU idle times and LFU counters, when the file carries them.
+
+use serde::{Deserialize, Serialize};
+
+use super::hist::Histogram;
+use super::top::{Metric, TopKeys};
+use super::Accumulate;
+use crate::facts::KeyFacts;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Access {
+    pub idle_seconds: Histogram,
+    pub lfu_freq: Histogram,
+    pub coldest: TopKeys,
+    pub hottest: TopKeys,
+}
+
+impl Access {
+    pub fn new(n: usize) -> Self {
+        Access {
+            idle_seconds: Histogram::default(),
+            lfu_freq: Histogram::default(),
+            coldest: TopKeys::new(Metric::Idle, n),
+            hottest: TopKeys::new(Metric::Freq, n),
+        }
+    }
+}
+
+impl Accumulate for Access {
+    fn add(&mut self, f: &KeyFacts<'_>) {
+        if let Some(idle) = f.idle_seconds {
+            self.idle_seconds.add(idle);
+            self.coldest.add(f);
+        }
+        if let Some(freq) = f.lfu_freq {
+            self.lfu_freq.add(u64::from(freq));
+            self.hottest.add(f);
+        }
+    }
+
+    fn merge(&mut self, other: Self) {
+        self.idle_seconds.merge(other.idle_seconds);
+        self.lfu_freq.merge(other.lfu_freq);
+        self.coldest.merge(other.coldest);
+        self.hottest.merge(other.hottest);
+    }
+}

@@ -1,0 +1,154 @@
+//! A map with a bounded number of entries whose content does not depend on
+//! the order keys arrive in or on how partial maps are merged: it keeps the
+//! `cap` names with the smallest hashes (bottom-k) exactly and folds every
+//! other name into `other`. A name kept in the final map was kept in every
+//! partial map that saw it, so its aggregate is exact.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::keyname::KeyName;
+
+/// Values a bounded map can hold: they add up.
+pub trait Mergeable: Default {
+    fn merge_from(&mut self, other: &Self);
+}
+
+/// Hash used for bottom-k selection: stable across builds and hosts, which
+/// merging summaries made on different machines needs.
+pub fn stable_hash(name: &[u8]) -> u64 {
+    rdblens_parser::crc64(name) ^ (name.len() as u64).rotate_left(32)
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct BoundedMap<V> {
+    pub cap: usize,
+    #[serde(with = "crate::keyname::as_pairs")]
+    #[serde(bound(serialize = "V: Serialize", deserialize = "V: Deserialize<'de>"))]
+    pub entries: BTreeMap<KeyName, V>,
+    /// Everything folded out of `entries`.
+    pub other: V,
+    /// Names folded into `other` (counted once per partial map; an upper bound after merges).
+    pub other_names: u64,
+    #[serde(skip)]
+    by_hash: BTreeSet<(u64, KeyName)>,
+}
+
+// The hash index is derived state: equality is about the content.
+impl<V: PartialEq> PartialEq for BoundedMap<V> {
+    fn eq(&self, o: &Self) -> bool {
+        self.cap == o.cap
+            && self.entries == o.entries
+            && self.other == o.other
+            && self.other_names == o.other_names
+    }
+}
+
+impl<V: Mergeable> BoundedMap<V> {
+    pub fn new(cap: usize) -> Self {
+        BoundedMap {
+            cap: cap.max(1),
+            entries: BTreeMap::new(),
+            other: V::default(),
+            other_names: 0,
+            by_hash: BTreeSet::new(),
+        }
+    }
+
+    /// Whether names were folded: `entries` is then a hash-chosen sample.
+    pub fn is_folded(&self) -> bool {
+        self.other_names > 0
+    }
+
+    fn rebuild_index(&mut self) {
+        if self.by_hash.len() != self.entries.len() {
+            self.by_hash = self
+                .entries
+                .keys()
+                .map(|k| (stable_hash(k.as_bytes()), k.clone()))
+                .collect();
+        }
+    }
+
+    /// The value for `name`, or `other` when `name` is folded.
+    pub fn slot(&mut self, name: &[u8]) -> &mut V {
+        if self.entries.contains_key(name) {
+            return self.entries.get_mut(name).map_or(&mut self.other, |v| v);
+        }
+        self.rebuild_index();
+        let hash = stable_hash(name);
+        if self.entries.len() >= self.cap {
+            let Some(&(max_hash, _)) = self.by_hash.iter().next_back() else {
+                return &mut self.other;
+            };
+            if hash >= max_hash {
+                self.other_names += 1;
+                return &mut self.other;
+            }
+            self.evict_largest();
+        }
+        let key = KeyName::new(name);
+        self.by_hash.insert((hash, key.clone()));
+        self.entries.entry(key).or_default()
+    }
+
+    fn evict_largest(&mut self) {
+        if let Some(last) = self.by_hash.pop_last() {
+            if let Some(v) = self.entries.remove(&last.1) {
+                self.other.merge_from(&v);
+                self.other_names += 1;
+            }
+        }
+    }
+
+    pub fn merge(&mut self, other: BoundedMap<V>) {
+        self.cap = self.cap.min(other.cap);
+        self.other.merge_from(&other.other);
+        self.other_names += other.other_names;
+        self.rebuild_index();
+        for (k, v) in other.entries {
+            if let Some(mine) = self.entries.get_mut(&k) {
+                mine.merge_from(&v);
+            } else {
+                self.by_hash.insert((stable_hash(k.as_bytes()), k.clone()));
+                self.entries.insert(k, v);
+            }
+        }
+        while self.entries.len() > self.cap {
+            self.evict_largest();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    impl Mergeable for u64 {
+        fn merge_from(&mut self, other: &Self) {
+            *self += other;
+        }
+    }
+
+    #[test]
+    fn order_and_split_do_not_matter() {
+        let names: Vec<Vec<u8>> = (0..500).map(|i| format!("n{}", i % 137).into_bytes()).collect();
+        let mut whole = BoundedMap::<u64>::new(16);
+        for n in &names {
+            *whole.slot(n) += 1;
+        }
+        let mut a = BoundedMap::<u64>::new(16);
+        let mut b = BoundedMap::<u64>::new(16);
+        for (i, n) in names.iter().enumerate().rev() {
+            *(if i % 3 == 0 { &mut a } else { &mut b }).slot(n) += 1;
+        }
+        b.merge(a);
+        assert_eq!(whole.entries, b.entries);
+        let total = |m: &BoundedMap<u64>| m.entries.values().sum::<u64>() + m.other;
+        assert_eq!(total(&whole), 500);
+        assert_eq!(total(&b), 500);
+        // Kept names are exact: every name occurs 3 or 4 times.
+        assert!(whole.entries.values().all(|&c| c == 3 || c == 4));
+    }
+}

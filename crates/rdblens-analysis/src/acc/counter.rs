@@ -1,0 +1,47 @@
+use serde::{Deserialize, Serialize};
+
+use crate::facts::KeyFacts;
+
+/// Keys, expiries, memory, bytes and elements of a group of keys.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counter {
+    pub keys: u64,
+    pub keys_with_expiry: u64,
+    /// Estimated memory (MEMORY USAGE equivalent; serialized size for opaque module values).
+    pub memory: u64,
+    /// Memory the keyspace spends on these keys beyond MEMORY USAGE (bucket share, expires entry).
+    pub keyspace_overhead: u64,
+    /// Bytes of the values in the file.
+    pub serialized_bytes: u64,
+    pub elements: u64,
+}
+
+impl Counter {
+    pub fn add(&mut self, f: &KeyFacts<'_>) {
+        self.keys += 1;
+        self.keys_with_expiry += u64::from(f.expiry_ms.is_some());
+        self.memory += f.memory;
+        self.keyspace_overhead += f.keyspace_overhead;
+        self.serialized_bytes += f.serialized_bytes;
+        self.elements += f.elements;
+    }
+
+    pub fn merge(&mut self, o: &Counter) {
+        self.keys += o.keys;
+        self.keys_with_expiry += o.keys_with_expiry;
+        self.memory += o.memory;
+        self.keyspace_overhead += o.keyspace_overhead;
+        self.serialized_bytes += o.serialized_bytes;
+        self.elements += o.elements;
+    }
+}
+
+/// Merges two maps of counters key by key.
+pub fn merge_map<K: Ord>(
+    into: &mut std::collections::BTreeMap<K, Counter>,
+    from: std::collections::BTreeMap<K, Counter>,
+) {
+    for (k, c) in from {
+        into.entry(k).or_default().merge(&c);
+    }
+}

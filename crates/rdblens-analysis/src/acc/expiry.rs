@@ -1,0 +1,270 @@
+//! Absolute expiry times as a histogram whose resolution adapts to the data:
+//! 1 s buckets while the distinct buckets fit in `cap`, else coarser steps.
+//! The final resolution depends only on the set of expiries, never on the
+//! order of arrival or merging, so results are identical for any thread count.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::bounded::{BoundedMap, Mergeable};
+use super::Accumulate;
+use crate::facts::KeyFacts;
+
+/// Bucket widths tried in turn, in ms.
+pub const RESOLUTIONS_MS: [i64; 8] = [
+    1_000,
+    10_000,
+    60_000,
+    600_000,
+    3_600_000,
+    21_600_000,
+    86_400_000,
+    604_800_000,
+];
+
+/// Namespaces kept per bucket (a cluster usually comes from one or two).
+const NAMESPACES_PER_BUCKET: usize = 8;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeysMemory {
+    pub keys: u64,
+    pub memory: u64,
+}
+
+impl Mergeable for KeysMemory {
+    fn merge_from(&mut self, o: &Self) {
+        self.keys += o.keys;
+        self.memory += o.memory;
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ExpiryBucket {
+    pub keys: u64,
+    pub memory: u64,
+    /// First-level namespace of the keys in this bucket.
+    pub namespaces: BoundedMap<KeysMemory>,
+}
+
+impl Default for ExpiryBucket {
+    fn default() -> Self {
+        ExpiryBucket {
+            keys: 0,
+            memory: 0,
+            namespaces: BoundedMap::new(NAMESPACES_PER_BUCKET),
+        }
+    }
+}
+
+impl ExpiryBucket {
+    fn merge_from(&mut self, o: ExpiryBucket) {
+        self.keys += o.keys;
+        self.memory += o.memory;
+        self.namespaces.merge(o.namespaces);
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ExpiryHistogram {
+    pub separator: u8,
+    pub cap: usize,
+    /// Index into [`RESOLUTIONS_MS`].
+    pub resolution: usize,
+    /// Bucket start (unix ms, a multiple of the resolution) -> content.
+    pub buckets: BTreeMap<i64, ExpiryBucket>,
+    pub expiring_keys: u64,
+    pub expiring_memory: u64,
+}
+
+impl ExpiryHistogram {
+    pub fn new(separator: u8, cap: usize) -> Self {
+        ExpiryHistogram {
+            separator,
+            cap: cap.max(16),
+            resolution: 0,
+            buckets: BTreeMap::new(),
+            expiring_keys: 0,
+            expiring_memory: 0,
+        }
+    }
+
+    pub fn width_ms(&self) -> i64 {
+        RESOLUTIONS_MS[self.resolution]
+    }
+
+    fn coarsen_to(&mut self, resolution: usize) {
+        if resolution <= self.resolution {
+            return;
+        }
+        self.resolution = resolution;
+        let width = self.width_ms();
+        let old = std::mem::take(&mut self.buckets);
+        for (start, b) in old {
+            self.buckets
+                .entry(start.div_euclid(width) * width)
+                .or_default()
+                .merge_from(b);
+        }
+    }
+
+    fn fit(&mut self) {
+        while self.buckets.len() > self.cap && self.resolution + 1 < RESOLUTIONS_MS.len() {
+            self.coarsen_to(self.resolution + 1);
+        }
+    }
+
+    /// Re-buckets at `width_ms` (a multiple of the stored resolution) for display.
+    pub fn rebucket(&self, width_ms: i64) -> BTreeMap<i64, KeysMemory> {
+        let width = width_ms.max(self.width_ms());
+        let mut out: BTreeMap<i64, KeysMemory> = BTreeMap::new();
+        for (&start, b) in &self.buckets {
+            let e = out.entry(start.div_euclid(width) * width).or_default();
+            e.keys += b.keys;
+            e.memory += b.memory;
+        }
+        out
+    }
+}
+
+impl Accumulate for ExpiryHistogram {
+    fn add(&mut self, f: &KeyFacts<'_>) {
+        let Some(t) = f.expiry_ms else { return };
+        self.expiring_keys += 1;
+        self.expiring_memory += f.memory;
+        let width = self.width_ms();
+        let b = self.buckets.entry(t.div_euclid(width) * width).or_default();
+        b.keys += 1;
+        b.memory += f.memory;
+        let ns_end = f
+            .key
+            .iter()
+            .position(|&c| c == self.separator)
+            .unwrap_or(f.key.len());
+        let ns = b.namespaces.slot(&f.key[..ns_end]);
+        ns.keys += 1;
+        ns.memory += f.memory;
+        self.fit();
+    }
+
+    fn merge(&mut self, mut other: Self) {
+        let r = self.resolution.max(other.resolution);
+        self.coarsen_to(r);
+        other.coarsen_to(r);
+        self.expiring_keys += other.expiring_keys;
+        self.expiring_memory += other.expiring_memory;
+        for (start, b) in other.buckets {
+            self.buckets.entry(start).or_default().merge_from(b);
+        }
+        self.fit();
+    }
+}
+
+/// A window of expiries standing far above its surroundings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ExpiryCluster {
+    pub start_ms: i64,
+    /// Exclusive.
+    pub end_ms: i64,
+    pub keys: u64,
+    pub memory: u64,
+    /// Share of all expiring keys.
+    pub share: f64,
+    /// Mean keys per bucket in the surrounding window.
+    pub baseline: f64,
+    /// Namespaces the keys come from, most keys first.
+    pub namespaces: Vec<(String, u64)>,
+}
+
+/// Parameters of the detection rule (see docs/expiry-clusters.md).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ClusterRule {
+    /// Buckets on each side that form the baseline.
+    pub neighbours: i64,
+    /// A bucket is a spike when it holds at least `factor` times the baseline...
+    pub factor: f64,
+    /// ...and at least this many keys.
+    pub min_keys: u64,
+}
+
+impl Default for ClusterRule {
+    fn default() -> Self {
+        ClusterRule {
+            neighbours: 30,
+            factor: 10.0,
+            min_keys: 20,
+        }
+    }
+}
+
+/// Finds clusters at bucket width `width_ms`: buckets whose count is at
+/// least `factor` x the mean of the `neighbours` buckets on each side (empty
+/// buckets count as zero, the bucket itself excluded) and at least
+/// `min_keys`; adjacent spike buckets join into one cluster.
+pub fn detect_clusters(h: &ExpiryHistogram, width_ms: i64, rule: ClusterRule) -> Vec<ExpiryCluster> {
+    let width = width_ms.max(h.width_ms());
+    let buckets = h.rebucket(width);
+    let mut spikes: Vec<(i64, KeysMemory, f64)> = Vec::new();
+    for (&start, b) in &buckets {
+        let lo = start - rule.neighbours * width;
+        let hi = start + rule.neighbours * width;
+        let around: u64 = buckets
+            .range(lo..=hi)
+            .filter(|(&s, _)| s != start)
+            .map(|(_, v)| v.keys)
+            .sum();
+        let baseline = around as f64 / (2 * rule.neighbours) as f64;
+        if b.keys >= rule.min_keys && b.keys as f64 >= rule.factor * baseline.max(1.0) {
+            spikes.push((start, *b, baseline));
+        }
+    }
+    let mut clusters: Vec<ExpiryCluster> = Vec::new();
+    for (start, b, baseline) in spikes {
+        match clusters.last_mut() {
+            Some(c) if c.end_ms == start => {
+                c.end_ms += width;
+                c.keys += b.keys;
+                c.memory += b.memory;
+                c.baseline = c.baseline.max(baseline);
+            }
+            _ => clusters.push(ExpiryCluster {
+                start_ms: start,
+                end_ms: start + width,
+                keys: b.keys,
+                memory: b.memory,
+                share: 0.0,
+                baseline,
+                namespaces: Vec::new(),
+            }),
+        }
+    }
+    for c in &mut clusters {
+        c.share = c.keys as f64 / h.expiring_keys.max(1) as f64;
+        let mut ns: BTreeMap<String, u64> = BTreeMap::new();
+        for (_, b) in h.buckets.range(c.start_ms..c.end_ms) {
+            for (name, km) in &b.namespaces.entries {
+                *ns.entry(String::from_utf8_lossy(name.as_bytes()).into_owned())
+                    .or_default() += km.keys;
+            }
+            if b.namespaces.other.keys > 0 {
+                *ns.entry("(other)".into()).or_default() += b.namespaces.other.keys;
+            }
+        }
+        let mut ns: Vec<(String, u64)> = ns.into_iter().collect();
+        ns.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        c.namespaces = ns;
+    }
+    clusters
+}
+
+/// A display width for the histogram: the finest standard width (1 s, 1 min,
+/// 1 h, 1 d, 7 d) at which the expiries fall into at most `max_buckets`
+/// non-empty buckets.
+pub fn auto_width(h: &ExpiryHistogram, max_buckets: i64) -> i64 {
+    let widths = [1_000, 60_000, 3_600_000, 86_400_000, 604_800_000];
+    widths
+        .into_iter()
+        .filter(|&w| w >= h.width_ms())
+        .find(|&w| h.rebucket(w).len() as i64 <= max_buckets)
+        .unwrap_or(604_800_000.max(h.width_ms()))
+}

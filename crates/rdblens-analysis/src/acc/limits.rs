@@ -1,0 +1,94 @@
+//! Keys past, or just under, their compact-encoding limits, and what a
+//! compact encoding would save.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::top::{Metric, TopKeys};
+use super::Accumulate;
+use crate::facts::KeyFacts;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LimitGroup {
+    pub threshold: u64,
+    pub over_keys: u64,
+    pub over_memory: u64,
+    /// Memory saved if every key over the limit were compact (where the model can tell).
+    pub over_savings: u64,
+    /// Over by at most 2x (a config change would bring them back).
+    pub over_by_small_margin: u64,
+    /// Within 10% under the limit.
+    pub near_keys: u64,
+    pub near_memory: u64,
+    /// Largest keys over the limit.
+    pub over_examples: TopKeys,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Limits {
+    pub examples: usize,
+    /// By limit name (`hash-max-listpack-entries`...).
+    pub groups: BTreeMap<String, LimitGroup>,
+}
+
+impl Limits {
+    pub fn new(examples: usize) -> Self {
+        Limits {
+            examples,
+            groups: BTreeMap::new(),
+        }
+    }
+}
+
+impl Accumulate for Limits {
+    fn add(&mut self, f: &KeyFacts<'_>) {
+        let Some(check) = f.limit else { return };
+        if !check.over() && !check.near() {
+            return;
+        }
+        let n = self.examples;
+        let g = self
+            .groups
+            .entry(check.limit.to_string())
+            .or_insert_with(|| LimitGroup {
+                threshold: check.threshold,
+                over_keys: 0,
+                over_memory: 0,
+                over_savings: 0,
+                over_by_small_margin: 0,
+                near_keys: 0,
+                near_memory: 0,
+                over_examples: TopKeys::new(Metric::Memory, n),
+            });
+        if check.over() {
+            g.over_keys += 1;
+            g.over_memory += f.memory;
+            g.over_savings += f.compact_memory.map_or(0, |c| f.memory.saturating_sub(c));
+            g.over_by_small_margin += u64::from(check.measured <= check.threshold.saturating_mul(2));
+            g.over_examples.add(f);
+        } else {
+            g.near_keys += 1;
+            g.near_memory += f.memory;
+        }
+    }
+
+    fn merge(&mut self, other: Self) {
+        for (name, o) in other.groups {
+            match self.groups.get_mut(&name) {
+                None => {
+                    self.groups.insert(name, o);
+                }
+                Some(g) => {
+                    g.over_keys += o.over_keys;
+                    g.over_memory += o.over_memory;
+                    g.over_savings += o.over_savings;
+                    g.over_by_small_margin += o.over_by_small_margin;
+                    g.near_keys += o.near_keys;
+                    g.near_memory += o.near_memory;
+                    g.over_examples.merge(o.over_examples);
+                }
+            }
+        }
+    }
+}

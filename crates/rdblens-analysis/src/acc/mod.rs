@@ -1,0 +1,25 @@
+//! Accumulators: each gathers one aspect of the keyspace from [`KeyFacts`],
+//! merges associatively and commutatively with another of its kind (so the
+//! result does not depend on how keys were split across workers or files),
+//! and serializes for mergeable summaries.
+
+pub mod access;
+pub mod bounded;
+pub mod counter;
+pub mod expiry;
+pub mod hist;
+pub mod limits;
+pub mod names;
+pub mod prefix;
+pub mod slots;
+pub mod top;
+pub mod ttl;
+
+use crate::facts::KeyFacts;
+
+/// What every accumulator does.
+pub trait Accumulate {
+    fn add(&mut self, facts: &KeyFacts<'_>);
+    /// Folds `other` in; must be associative and commutative.
+    fn merge(&mut self, other: Self);
+}

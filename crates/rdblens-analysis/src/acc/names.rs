@@ -1,0 +1,130 @@
+//! Key-name lengths and the naming problems of the design rules
+//! (key-long, key-chars, key-braces, key-no-namespace).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::hist::Histogram;
+use super::top::{Metric, TopKeys};
+use super::Accumulate;
+use crate::facts::KeyFacts;
+
+/// Examples kept per problem.
+const EXAMPLES: usize = 5;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NameProblem {
+    /// Longer than 128 bytes.
+    KeyLong,
+    /// Longer than 30 bytes (statistics only).
+    KeyOver30,
+    /// Space, tab, newline, other control bytes, quotes, backslash, glob or paren characters.
+    KeyChars,
+    /// Braces that are not a hash tag, or an empty hash tag.
+    KeyBraces,
+    /// No namespace separator.
+    KeyNoNamespace,
+    /// Not valid UTF-8.
+    KeyNotUtf8,
+}
+
+impl NameProblem {
+    pub const ALL: [NameProblem; 6] = [
+        NameProblem::KeyLong,
+        NameProblem::KeyOver30,
+        NameProblem::KeyChars,
+        NameProblem::KeyBraces,
+        NameProblem::KeyNoNamespace,
+        NameProblem::KeyNotUtf8,
+    ];
+}
+
+fn bad_char(b: u8) -> bool {
+    b < 0x20
+        || b == 0x7f
+        || matches!(
+            b,
+            b' ' | b'"' | b'\'' | b'\\' | b'*' | b'?' | b'[' | b']' | b'(' | b')'
+        )
+}
+
+/// Braces are fine only as exactly one non-empty `{tag}`.
+fn bad_braces(key: &[u8]) -> bool {
+    let opens = key.iter().filter(|&&b| b == b'{').count();
+    let closes = key.iter().filter(|&&b| b == b'}').count();
+    if opens == 0 && closes == 0 {
+        return false;
+    }
+    opens != 1 || closes != 1 || crate::slot::hash_tag(key).is_none()
+}
+
+pub fn problems(key: &[u8], separator: u8) -> impl Iterator<Item = NameProblem> {
+    let checks = [
+        (NameProblem::KeyLong, key.len() > 128),
+        (NameProblem::KeyOver30, key.len() > 30),
+        (NameProblem::KeyChars, key.iter().any(|&b| bad_char(b))),
+        (NameProblem::KeyBraces, bad_braces(key)),
+        (NameProblem::KeyNoNamespace, !key.contains(&separator)),
+        (NameProblem::KeyNotUtf8, std::str::from_utf8(key).is_err()),
+    ];
+    checks.into_iter().filter_map(|(p, hit)| hit.then_some(p))
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProblemCount {
+    pub keys: u64,
+    pub memory: u64,
+    /// The first keys in (db, key) order, for examples.
+    pub examples: TopKeys,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KeyNames {
+    pub separator: u8,
+    pub lengths: Histogram,
+    pub problems: BTreeMap<NameProblem, ProblemCount>,
+}
+
+impl KeyNames {
+    pub fn new(separator: u8) -> Self {
+        KeyNames {
+            separator,
+            lengths: Histogram::default(),
+            problems: BTreeMap::new(),
+        }
+    }
+}
+
+impl Accumulate for KeyNames {
+    fn add(&mut self, f: &KeyFacts<'_>) {
+        self.lengths.add(f.key.len() as u64);
+        for p in problems(f.key, self.separator) {
+            let c = self.problems.entry(p).or_insert_with(|| ProblemCount {
+                keys: 0,
+                memory: 0,
+                examples: TopKeys::new(Metric::KeyOrder, EXAMPLES),
+            });
+            c.keys += 1;
+            c.memory += f.memory;
+            c.examples.add(f);
+        }
+    }
+
+    fn merge(&mut self, other: Self) {
+        self.lengths.merge(other.lengths);
+        for (p, c) in other.problems {
+            match self.problems.get_mut(&p) {
+                Some(mine) => {
+                    mine.keys += c.keys;
+                    mine.memory += c.memory;
+                    mine.examples.merge(c.examples);
+                }
+                None => {
+                    self.problems.insert(p, c);
+                }
+            }
+        }
+    }
+}

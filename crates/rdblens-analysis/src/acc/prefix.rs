@@ -1,0 +1,97 @@
+//! Keys and memory per namespace prefix, as a bounded tree: every level keeps
+//! at most a fixed number of children per node ([`BoundedMap`]), so a
+//! keyspace of 100 million unique ids stays small; low-cardinality levels
+//! (the namespaces themselves) are exact.
+
+use serde::{Deserialize, Serialize};
+
+use super::bounded::{BoundedMap, Mergeable};
+use super::counter::Counter;
+use super::ttl::{ttl_bucket, TtlBuckets};
+use super::Accumulate;
+use crate::facts::KeyFacts;
+
+/// Children kept per node, by depth (root's children first).
+const CAPS: [usize; 4] = [512, 64, 16, 8];
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PrefixNode {
+    pub totals: Counter,
+    pub ttl: TtlBuckets,
+    /// Keys whose name ends at this prefix's next segment (no deeper prefix).
+    pub children: Option<Box<BoundedMap<PrefixNode>>>,
+}
+
+impl Mergeable for PrefixNode {
+    fn merge_from(&mut self, other: &Self) {
+        self.totals.merge(&other.totals);
+        self.ttl.merge_from(&other.ttl);
+        if let Some(theirs) = &other.children {
+            match &mut self.children {
+                Some(mine) => mine.merge((**theirs).clone()),
+                None => self.children = Some(theirs.clone()),
+            }
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Prefixes {
+    pub separator: u8,
+    pub depth: usize,
+    pub now_ms: i64,
+    /// Keys without any separator.
+    pub unprefixed: Counter,
+    pub root: BoundedMap<PrefixNode>,
+}
+
+impl Prefixes {
+    pub fn new(separator: u8, depth: usize, now_ms: i64) -> Self {
+        Prefixes {
+            separator,
+            depth: depth.clamp(1, CAPS.len()),
+            now_ms,
+            unprefixed: Counter::default(),
+            root: BoundedMap::new(CAPS[0]),
+        }
+    }
+}
+
+impl Accumulate for Prefixes {
+    fn add(&mut self, f: &KeyFacts<'_>) {
+        let sep = self.separator;
+        // Prefix ends: the positions of separators, up to `depth` of them.
+        let mut ends = f
+            .key
+            .iter()
+            .enumerate()
+            .filter(|&(_, &b)| b == sep)
+            .map(|(i, _)| i);
+        let Some(first) = ends.next() else {
+            self.unprefixed.add(f);
+            return;
+        };
+        let bucket = ttl_bucket(f.expiry_ms, self.now_ms);
+        let mut node = self.root.slot(&f.key[..first]);
+        let mut level = 1;
+        loop {
+            node.totals.add(f);
+            node.ttl.add_at(bucket, f.memory);
+            if level >= self.depth {
+                break;
+            }
+            let Some(end) = ends.next() else { break };
+            let cap = CAPS[level];
+            node = node
+                .children
+                .get_or_insert_with(|| Box::new(BoundedMap::new(cap)))
+                .slot(&f.key[..end]);
+            level += 1;
+        }
+    }
+
+    fn merge(&mut self, other: Self) {
+        self.unprefixed.merge(&other.unprefixed);
+        self.root.merge(other.root);
+    }
+}

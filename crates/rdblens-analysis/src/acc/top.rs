@@ -1,0 +1,202 @@
+//! Top-N keys by a metric, with a total order (metric, then db and key) so
+//! the result is the same however keys were split across workers.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::Accumulate;
+use crate::facts::KeyFacts;
+use crate::keyname::KeyName;
+
+/// One big key, as reported.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeyRecord {
+    pub db: u64,
+    #[serde(flatten)]
+    pub key: KeyName,
+    #[serde(rename = "type")]
+    pub type_name: String,
+    pub encoding: String,
+    pub rdb_type: String,
+    pub elements: u64,
+    pub memory: u64,
+    pub serialized_bytes: u64,
+    pub max_element_len: u64,
+    pub expiry_ms: Option<i64>,
+    pub idle_seconds: Option<u64>,
+    pub lfu_freq: Option<u8>,
+}
+
+impl KeyRecord {
+    pub fn from_facts(f: &KeyFacts<'_>) -> Self {
+        KeyRecord {
+            db: f.db,
+            key: KeyName::new(f.key),
+            type_name: f.type_name(),
+            encoding: f.encoding.as_str().to_string(),
+            rdb_type: f.rdb_type.to_string(),
+            elements: f.elements,
+            memory: f.memory,
+            serialized_bytes: f.serialized_bytes,
+            max_element_len: f.max_element_len,
+            expiry_ms: f.expiry_ms,
+            idle_seconds: f.idle_seconds,
+            lfu_freq: f.lfu_freq,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    Memory,
+    Serialized,
+    Elements,
+    /// LRU idle time (coldest first).
+    Idle,
+    /// LFU counter (hottest first).
+    Freq,
+    /// No metric: the first keys in (db, key) order.
+    KeyOrder,
+}
+
+impl Metric {
+    pub fn of(self, f: &KeyFacts<'_>) -> Option<u64> {
+        match self {
+            Metric::Memory => Some(f.memory),
+            Metric::Serialized => Some(f.serialized_bytes),
+            // A string's length is not an element count.
+            Metric::Elements => (f.kind != rdblens_parser::TypeKind::String).then_some(f.elements),
+            Metric::Idle => f.idle_seconds,
+            Metric::Freq => f.lfu_freq.map(u64::from),
+            Metric::KeyOrder => Some(0),
+        }
+    }
+}
+
+/// The N largest keys by one metric. Ties are broken by (db, key) ascending.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TopKeys {
+    pub metric: Metric,
+    pub n: usize,
+    /// Sorted: largest first.
+    pub keys: Vec<KeyRecord>,
+}
+
+/// Sort order: larger metric first, then smaller (db, key).
+fn rank(metric: Metric, r: &KeyRecord) -> (std::cmp::Reverse<u64>, u64, &[u8]) {
+    let v = match metric {
+        Metric::Memory => r.memory,
+        Metric::Serialized => r.serialized_bytes,
+        Metric::Elements => r.elements,
+        Metric::Idle => r.idle_seconds.unwrap_or(0),
+        Metric::Freq => u64::from(r.lfu_freq.unwrap_or(0)),
+        Metric::KeyOrder => 0,
+    };
+    (std::cmp::Reverse(v), r.db, r.key.as_bytes())
+}
+
+impl TopKeys {
+    pub fn new(metric: Metric, n: usize) -> Self {
+        TopKeys {
+            metric,
+            n,
+            keys: Vec::new(),
+        }
+    }
+
+    /// Whether a key with value `v` (and this db/key) would enter the list.
+    fn admits(&self, v: u64, db: u64, key: &[u8]) -> bool {
+        if self.n == 0 {
+            return false;
+        }
+        match self.keys.get(self.n - 1) {
+            None => true,
+            Some(last) => (std::cmp::Reverse(v), db, key) < rank(self.metric, last),
+        }
+    }
+
+    fn insert(&mut self, r: KeyRecord) {
+        let metric = self.metric;
+        let pos = self.keys.partition_point(|k| rank(metric, k) < rank(metric, &r));
+        self.keys.insert(pos, r);
+        self.keys.truncate(self.n);
+    }
+}
+
+impl Accumulate for TopKeys {
+    fn add(&mut self, f: &KeyFacts<'_>) {
+        if let Some(v) = self.metric.of(f) {
+            if self.admits(v, f.db, f.key) {
+                self.insert(KeyRecord::from_facts(f));
+            }
+        }
+    }
+
+    fn merge(&mut self, other: Self) {
+        self.n = self.n.min(other.n);
+        for r in other.keys {
+            self.insert(r);
+        }
+        self.keys.truncate(self.n);
+    }
+}
+
+/// Top keys by memory, serialized size and elements, overall and per type.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TopSet {
+    pub by_memory: TopKeys,
+    pub by_serialized: TopKeys,
+    pub by_elements: TopKeys,
+    pub per_type: BTreeMap<String, [TopKeys; 3]>,
+}
+
+impl TopSet {
+    pub fn new(n: usize) -> Self {
+        TopSet {
+            by_memory: TopKeys::new(Metric::Memory, n),
+            by_serialized: TopKeys::new(Metric::Serialized, n),
+            by_elements: TopKeys::new(Metric::Elements, n),
+            per_type: BTreeMap::new(),
+        }
+    }
+
+    fn fresh(n: usize) -> [TopKeys; 3] {
+        [
+            TopKeys::new(Metric::Memory, n),
+            TopKeys::new(Metric::Serialized, n),
+            TopKeys::new(Metric::Elements, n),
+        ]
+    }
+}
+
+impl Accumulate for TopSet {
+    fn add(&mut self, f: &KeyFacts<'_>) {
+        self.by_memory.add(f);
+        self.by_serialized.add(f);
+        self.by_elements.add(f);
+        let n = self.by_memory.n;
+        let per = match self.per_type.get_mut(f.kind.name()) {
+            Some(p) => p,
+            None => self
+                .per_type
+                .entry(f.kind.name().to_string())
+                .or_insert_with(|| Self::fresh(n)),
+        };
+        per.iter_mut().for_each(|t| t.add(f));
+    }
+
+    fn merge(&mut self, other: Self) {
+        self.by_memory.merge(other.by_memory);
+        self.by_serialized.merge(other.by_serialized);
+        self.by_elements.merge(other.by_elements);
+        let n = self.by_memory.n;
+        for (k, tops) in other.per_type {
+            let mine = self.per_type.entry(k).or_insert_with(|| Self::fresh(n));
+            for (m, t) in mine.iter_mut().zip(tops) {
+                m.merge(t);
+            }
+        }
+    }
+}

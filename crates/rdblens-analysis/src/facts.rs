@@ -1,0 +1,132 @@
+//! What a worker learns about one key: everything the accumulators need,
+//! computed in one decoding pass (plus the memory model's own pass).
+
+use rdblens_memory::{Encoding, Profile};
+use rdblens_parser::{
+    Element, Entry, NodeInfo, RdbString, Result, Scratch, TypeKind, ValueStats, ValueVisitor,
+};
+
+use crate::limits::{check_limits, LimitCheck};
+use crate::slot::key_slot;
+
+/// The facts about one key. Borrows the key; owns nothing per element.
+#[derive(Clone, Debug)]
+pub struct KeyFacts<'k> {
+    pub db: u64,
+    pub key: &'k [u8],
+    pub kind: TypeKind,
+    /// Module type name for module values (`vectorset`, `ReJSON-RL`...).
+    pub module: Option<String>,
+    pub rdb_type: &'static str,
+    pub encoding: Encoding,
+    pub elements: u64,
+    pub max_element_len: u64,
+    pub payload_bytes: u64,
+    pub serialized_bytes: u64,
+    pub memory: u64,
+    /// False when the memory model has no estimate (module values): `memory`
+    /// then holds the serialized size.
+    pub memory_estimated: bool,
+    /// What the value would cost in a compact encoding, when it is not in one.
+    pub compact_memory: Option<u64>,
+    pub keyspace_overhead: u64,
+    pub expiry_ms: Option<i64>,
+    pub idle_seconds: Option<u64>,
+    pub lfu_freq: Option<u8>,
+    pub slot: u16,
+    pub lzf_stored_bytes: u64,
+    pub lzf_uncompressed_bytes: u64,
+    pub limit: Option<LimitCheck>,
+}
+
+impl KeyFacts<'_> {
+    /// Type name for grouping: the logical type, or `module:<name>`.
+    pub fn type_name(&self) -> String {
+        match &self.module {
+            Some(m) => format!("module:{m}"),
+            None => self.kind.name().to_string(),
+        }
+    }
+}
+
+/// Value measurements beyond [`ValueStats`] that limit checks need.
+#[derive(Default)]
+pub(crate) struct Measure {
+    pub stats: ValueStats,
+    /// Every member is a canonical integer (intset-eligible sets).
+    pub all_int: bool,
+    pub seen_member: bool,
+}
+
+impl ValueVisitor for Measure {
+    fn string(&mut self, value: RdbString<'_>) {
+        self.stats.string(value)
+    }
+    fn node(&mut self, node: &NodeInfo) {
+        self.stats.node(node)
+    }
+    fn member(&mut self, member: Element<'_>) {
+        if !self.seen_member {
+            self.all_int = true;
+            self.seen_member = true;
+        }
+        self.all_int &= member.as_int().is_some();
+        self.stats.member(member)
+    }
+    fn scored(&mut self, member: Element<'_>, score: f64) {
+        self.stats.scored(member, score)
+    }
+    fn field(&mut self, field: Element<'_>, value: Element<'_>, expire_ms: Option<i64>) {
+        self.stats.field(field, value, expire_ms)
+    }
+    fn stream(&mut self, stream: &rdblens_parser::StreamValue<'_>) {
+        self.stats.stream(stream)
+    }
+    fn stream_entry(&mut self, id: rdblens_parser::StreamId, pairs: &[(Element<'_>, Element<'_>)]) {
+        self.stats.stream_entry(id, pairs)
+    }
+    fn module(&mut self, module: &rdblens_parser::ModuleValue<'_>) {
+        self.stats.module(module)
+    }
+    fn array_item(&mut self, index: u64, item: rdblens_parser::ArrayItem<'_>) {
+        self.stats.array_item(index, item)
+    }
+}
+
+/// Computes the facts of one entry. `key` is the entry's key bytes.
+pub fn key_facts<'k>(
+    entry: &Entry<'_>,
+    key: &'k [u8],
+    profile: &Profile,
+    scratch: &mut Scratch,
+) -> Result<KeyFacts<'k>> {
+    let mut measure = Measure::default();
+    entry.visit_with(scratch, &mut measure)?;
+    let estimate = rdblens_memory::estimate(entry, profile, scratch)?;
+    let stats = measure.stats;
+    let serialized_bytes = entry.value.len() as u64;
+    let limit = check_limits(entry.kind(), estimate.encoding, &stats, measure.all_int, profile);
+    Ok(KeyFacts {
+        db: entry.db,
+        key,
+        kind: entry.kind(),
+        module: entry.module_id().map(|m| m.name()),
+        rdb_type: entry.value_type.name(),
+        encoding: estimate.encoding,
+        elements: stats.elements,
+        max_element_len: stats.max_element_len,
+        payload_bytes: stats.payload_bytes,
+        serialized_bytes,
+        memory: estimate.memory.unwrap_or(serialized_bytes),
+        memory_estimated: estimate.memory.is_some(),
+        compact_memory: estimate.compact_memory,
+        keyspace_overhead: estimate.keyspace_overhead,
+        expiry_ms: entry.expiry.map(|e| e.unix_ms),
+        idle_seconds: entry.idle_seconds,
+        lfu_freq: entry.lfu_freq,
+        slot: key_slot(key),
+        lzf_stored_bytes: stats.lzf_stored_bytes,
+        lzf_uncompressed_bytes: stats.lzf_uncompressed_bytes,
+        limit,
+    })
+}

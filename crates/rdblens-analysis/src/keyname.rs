@@ -1,0 +1,82 @@
+//! Key bytes kept in a summary: stored as they are, serialized as UTF-8 text
+//! when valid and as hex otherwise, so summaries round-trip through JSON.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct KeyName(pub Box<[u8]>);
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum KeyRepr {
+    Key(String),
+    KeyHex(String),
+}
+
+impl KeyName {
+    pub fn new(bytes: &[u8]) -> Self {
+        KeyName(bytes.into())
+    }
+
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl std::borrow::Borrow<[u8]> for KeyName {
+    fn borrow(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl Serialize for KeyName {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match std::str::from_utf8(&self.0) {
+            Ok(text) => KeyRepr::Key(text.to_owned()),
+            Err(_) => KeyRepr::KeyHex(self.0.iter().map(|b| format!("{b:02x}")).collect()),
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for KeyName {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match KeyRepr::deserialize(d)? {
+            KeyRepr::Key(text) => Ok(KeyName(text.into_bytes().into())),
+            KeyRepr::KeyHex(hex) => {
+                if hex.len() % 2 != 0 {
+                    return Err(serde::de::Error::custom("odd-length key_hex"));
+                }
+                (0..hex.len())
+                    .step_by(2)
+                    .map(|i| u8::from_str_radix(&hex[i..i + 2], 16))
+                    .collect::<Result<Vec<u8>, _>>()
+                    .map(|b| KeyName(b.into()))
+                    .map_err(serde::de::Error::custom)
+            }
+        }
+    }
+}
+
+/// Serializes a map keyed by [`KeyName`] as a list of `[key, value]` pairs
+/// (JSON object keys must be strings; key names may not be UTF-8).
+pub mod as_pairs {
+    use std::collections::BTreeMap;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::KeyName;
+
+    pub fn serialize<V: Serialize, S: Serializer>(
+        map: &BTreeMap<KeyName, V>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.collect_seq(map.iter())
+    }
+
+    pub fn deserialize<'de, V: Deserialize<'de>, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<BTreeMap<KeyName, V>, D::Error> {
+        Ok(Vec::<(KeyName, V)>::deserialize(d)?.into_iter().collect())
+    }
+}

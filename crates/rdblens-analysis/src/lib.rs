@@ -1,0 +1,29 @@
+//! Parallel analysis of RDB snapshots.
+//!
+//! [`analyze_bytes`] walks a mapped dump once: the walker thread only finds
+//! entry boundaries and hands batches to rayon workers, which decode values,
+//! estimate memory ([`rdblens_memory`]) and fold [`KeyFacts`] into
+//! accumulators. Every accumulator merges associatively and commutatively,
+//! so the [`Summary`] is the same for any thread count, and summaries of
+//! several files (the shards of a cluster) merge into one.
+//!
+//! Memory stays bounded whatever the file size: top-N lists, histograms with
+//! bounded buckets, and bottom-k maps for namespaces and hash tags.
+
+pub mod acc;
+mod facts;
+mod filter;
+mod keyname;
+mod limits;
+mod options;
+mod pipeline;
+pub mod slot;
+mod summary;
+
+pub use facts::{key_facts, KeyFacts};
+pub use filter::{glob_match, KeyFilter};
+pub use keyname::KeyName;
+pub use limits::LimitCheck;
+pub use options::Options;
+pub use pipeline::{analyze_bytes, profile_for};
+pub use summary::{Compression, Damage, FileInfo, KeyStats, Settings, Summary, SUMMARY_VERSION};

@@ -1,0 +1,48 @@
+use rdblens_memory::Profile;
+
+use crate::filter::KeyFilter;
+
+/// How to analyse.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Worker threads; 0 = all cores. The result is the same for any value.
+    pub threads: usize,
+    /// Keys kept per top list.
+    pub top: usize,
+    /// Namespace separator.
+    pub separator: u8,
+    /// Namespace levels aggregated (1-4).
+    pub prefix_depth: usize,
+    /// Reference time for TTLs (unix ms); default the snapshot's `ctime`.
+    pub now_ms: Option<i64>,
+    /// Target server; default the one that wrote the file (aux `redis-ver`).
+    pub profile: Option<Profile>,
+    /// Allocator quantum override (8 or 16).
+    pub quantum: Option<u64>,
+    /// Encoding-limit overrides (redis.conf names and values).
+    pub config: Vec<(String, String)>,
+    /// Distinct expiry buckets kept before the histogram coarsens.
+    pub expiry_buckets: usize,
+    /// Entries per batch handed to a worker.
+    pub batch_entries: usize,
+    /// Which keys to cover.
+    pub filter: KeyFilter,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            threads: 0,
+            top: 20,
+            separator: b':',
+            prefix_depth: 2,
+            now_ms: None,
+            profile: None,
+            quantum: None,
+            config: Vec::new(),
+            expiry_buckets: 100_000,
+            batch_entries: 2048,
+            filter: KeyFilter::default(),
+        }
+    }
+}

@@ -1,0 +1,258 @@
+//! One pass over a mapped file: a walker thread finds where entries start and
+//! end (cheap: lengths are prefixed) and sends batches over a bounded
+//! channel; rayon workers decode values, estimate memory and fold the facts
+//! into per-worker [`KeyStats`], which merge into one.
+
+use std::collections::BTreeMap;
+use std::sync::mpsc::sync_channel;
+
+use rayon::iter::{ParallelBridge, ParallelIterator};
+use rdblens_memory::Profile;
+use rdblens_parser::{ChecksumStatus, Entry, Error, Rdb, RdbString, Record, Scratch};
+
+use crate::facts::key_facts;
+use crate::filter::KeyFilter;
+use crate::options::Options;
+use crate::summary::{Damage, FileInfo, KeyStats, Settings, Summary, SUMMARY_VERSION};
+
+/// Bytes of values per batch: big values travel in small batches.
+const BATCH_BYTES: usize = 4 << 20;
+
+fn text(s: &RdbString<'_>) -> String {
+    s.to_vec()
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default()
+}
+
+/// Aux fields come first in every file: read them before the keys.
+fn read_aux(rdb: &Rdb<'_>) -> BTreeMap<String, String> {
+    let mut aux = BTreeMap::new();
+    for record in rdb.records() {
+        match record {
+            Ok(Record::Aux { key, value }) => {
+                aux.insert(text(&key), text(&value));
+            }
+            Ok(Record::Entry(_)) | Ok(Record::Eof(_)) | Err(_) => break,
+            Ok(_) => {}
+        }
+    }
+    aux
+}
+
+/// The profile: given, or the server that wrote the file.
+pub fn profile_for(rdb: &Rdb<'_>, aux: &BTreeMap<String, String>, opts: &Options) -> Profile {
+    let mut profile = opts.profile.clone().unwrap_or_else(|| {
+        Profile::from_aux(
+            aux.get("redis-ver").map(String::as_str),
+            aux.get("valkey-ver").map(String::as_str),
+            rdb.version(),
+            rdb.dialect(),
+        )
+    });
+    if let Some(q) = opts.quantum {
+        profile.quantum = q;
+    }
+    for (name, value) in &opts.config {
+        // Unknown names are not limits; the CLI validates what the user typed.
+        let _ = profile.limits.set(name, value);
+    }
+    profile
+}
+
+/// What the walker learns besides the entries.
+#[derive(Default)]
+struct WalkOutcome {
+    keys: u64,
+    functions: u64,
+    module_aux: u64,
+    checksum: String,
+    error: Option<Error>,
+}
+
+fn walk<'a>(
+    rdb: &Rdb<'a>,
+    batch_entries: usize,
+    filter: &KeyFilter,
+    send: impl Fn(Vec<Entry<'a>>) -> bool,
+) -> WalkOutcome {
+    let mut out = WalkOutcome {
+        checksum: "unknown".into(),
+        ..WalkOutcome::default()
+    };
+    let batch_entries = batch_entries.max(1);
+    let mut batch = Vec::with_capacity(batch_entries);
+    let mut batch_bytes = 0;
+    for record in rdb.records() {
+        match record {
+            Ok(Record::Entry(e)) => {
+                out.keys += 1;
+                if !filter.admits_entry(&e) {
+                    continue;
+                }
+                batch_bytes += e.value.len();
+                batch.push(e);
+                if batch.len() >= batch_entries || batch_bytes >= BATCH_BYTES {
+                    batch_bytes = 0;
+                    if !send(std::mem::replace(&mut batch, Vec::with_capacity(batch_entries))) {
+                        break;
+                    }
+                }
+            }
+            Ok(Record::Function { .. }) | Ok(Record::FunctionPreGa { .. }) => out.functions += 1,
+            Ok(Record::ModuleAux(_)) => out.module_aux += 1,
+            Ok(Record::Eof(eof)) => {
+                out.checksum = match rdb.checksum_status(&eof) {
+                    ChecksumStatus::Valid(_) => "valid",
+                    ChecksumStatus::Mismatch { .. } => "mismatch",
+                    ChecksumStatus::Disabled => "disabled",
+                    ChecksumStatus::Absent => "absent",
+                }
+                .into();
+            }
+            Ok(_) => {}
+            Err(e) => {
+                out.error = Some(e);
+                break;
+            }
+        }
+    }
+    if !batch.is_empty() {
+        send(batch);
+    }
+    out
+}
+
+/// Decodes and folds one batch.
+fn fold_batch(
+    stats: &mut KeyStats,
+    scratch: &mut Scratch,
+    key_buf: &mut Vec<u8>,
+    profile: &Profile,
+    filter: &KeyFilter,
+    batch: &[Entry<'_>],
+) {
+    for entry in batch {
+        let key: &[u8] = match entry.key {
+            RdbString::Raw(k) => k,
+            other => match other.bytes_in(key_buf, entry.offset) {
+                Ok(k) => k,
+                Err(e) => {
+                    stats.add_damage(Damage {
+                        offset: e.offset(),
+                        message: e.to_string(),
+                    });
+                    continue;
+                }
+            },
+        };
+        if !filter.admits_key(key) {
+            continue;
+        }
+        match key_facts(entry, key, profile, scratch) {
+            Ok(facts) => stats.add(&facts),
+            Err(e) => stats.add_damage(Damage {
+                offset: e.offset(),
+                message: e.to_string(),
+            }),
+        }
+    }
+}
+
+/// Analyses one file held in `data` (usually a memory map).
+pub fn analyze_bytes(data: &[u8], path: &str, opts: &Options) -> Result<Summary, Error> {
+    let rdb = Rdb::new(data)?;
+    let aux = read_aux(&rdb);
+    let profile = profile_for(&rdb, &aux, opts);
+    let now_ms = opts.now_ms.unwrap_or_else(|| {
+        aux.get("ctime")
+            .and_then(|c| c.parse::<i64>().ok())
+            .map_or(0, |secs| secs.saturating_mul(1000))
+    });
+    let settings = Settings {
+        top: opts.top,
+        separator: opts.separator,
+        prefix_depth: opts.prefix_depth,
+        now_ms,
+        expiry_buckets: opts.expiry_buckets,
+    };
+    let threads = if opts.threads == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        opts.threads
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| {
+            Error::new(
+                0,
+                rdblens_parser::ErrorKind::BadValue(format!("thread pool: {e}")),
+            )
+        })?;
+
+    let (tx, rx) = sync_channel::<Vec<Entry<'_>>>(threads * 4);
+    let (outcome, stats) = std::thread::scope(|scope| {
+        let walker = scope.spawn(|| {
+            walk(&rdb, opts.batch_entries, &opts.filter, move |batch| {
+                tx.send(batch).is_ok()
+            })
+        });
+        let stats = pool.install(|| {
+            rx.into_iter()
+                .par_bridge()
+                .fold(
+                    || (KeyStats::new(&settings), Scratch::new(), Vec::new()),
+                    |(mut stats, mut scratch, mut key_buf), batch| {
+                        fold_batch(
+                            &mut stats,
+                            &mut scratch,
+                            &mut key_buf,
+                            &profile,
+                            &opts.filter,
+                            &batch,
+                        );
+                        (stats, scratch, key_buf)
+                    },
+                )
+                .map(|(stats, _, _)| stats)
+                .reduce(
+                    || KeyStats::new(&settings),
+                    |mut a, b| {
+                        a.merge(b);
+                        a
+                    },
+                )
+        });
+        let outcome = walker.join().unwrap_or_else(|_| WalkOutcome {
+            error: Some(Error::new(
+                0,
+                rdblens_parser::ErrorKind::BadValue("walker thread panicked".into()),
+            )),
+            ..WalkOutcome::default()
+        });
+        (outcome, stats)
+    });
+
+    let file = FileInfo {
+        path: path.to_string(),
+        size: data.len() as u64,
+        dialect: rdb.dialect().to_string(),
+        rdb_version: rdb.version(),
+        aux,
+        checksum: outcome.checksum,
+        profile: profile.name(),
+        keys: outcome.keys,
+        functions: outcome.functions,
+        module_aux: outcome.module_aux,
+        incomplete: outcome.error.map(|e| Damage {
+            offset: e.offset(),
+            message: e.to_string(),
+        }),
+    };
+    Ok(Summary {
+        summary_version: SUMMARY_VERSION,
+        settings,
+        files: vec![file],
+        keys: stats,
+    })
+}

@@ -1,0 +1,38 @@
+//! Redis Cluster hash slots: CRC16 (XMODEM) of the key or of its hash tag.
+
+use crc::{Crc, CRC_16_XMODEM};
+
+static CRC16: Crc<u16> = Crc::<u16>::new(&CRC_16_XMODEM);
+
+pub const SLOTS: usize = 16384;
+
+/// The hash tag: the bytes between the first `{` and the next `}`, when not empty.
+pub fn hash_tag(key: &[u8]) -> Option<&[u8]> {
+    let open = key.iter().position(|&b| b == b'{')?;
+    let close = key[open + 1..].iter().position(|&b| b == b'}')?;
+    (close > 0).then(|| &key[open + 1..open + 1 + close])
+}
+
+pub fn key_slot(key: &[u8]) -> u16 {
+    CRC16.checksum(hash_tag(key).unwrap_or(key)) & 0x3fff
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reference_examples() {
+        assert_eq!(CRC16.checksum(b"123456789"), 0x31c3);
+        assert_eq!(hash_tag(b"user:{1000}:name"), Some(&b"1000"[..]));
+        assert_eq!(hash_tag(b"{user1000}.following"), Some(&b"user1000"[..]));
+        assert_eq!(hash_tag(b"foo{}{bar}"), None);
+        assert_eq!(hash_tag(b"foo{{bar}}"), Some(&b"{bar"[..]));
+        assert_eq!(hash_tag(b"foo{bar}{zap}"), Some(&b"bar"[..]));
+        assert_eq!(hash_tag(b"foo{bar"), None);
+        assert_eq!(key_slot(b"user:{1000}:name"), key_slot(b"1000"));
+        // Values known from redis-cli CLUSTER KEYSLOT.
+        assert_eq!(key_slot(b"foo"), 12182);
+        assert_eq!(key_slot(b"bar"), 5061);
+    }
+}

@@ -1,0 +1,228 @@
+//! The summary of one or more files: per-file information plus every
+//! accumulator. Mergeable and serializable, so shards of a cluster can be
+//! analysed on their own hosts and merged.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::acc::access::Access;
+use crate::acc::counter::{merge_map, Counter};
+use crate::acc::expiry::ExpiryHistogram;
+use crate::acc::hist::Histogram;
+use crate::acc::limits::Limits;
+use crate::acc::names::KeyNames;
+use crate::acc::prefix::Prefixes;
+use crate::acc::slots::Slots;
+use crate::acc::top::TopSet;
+use crate::acc::ttl::Ttl;
+use crate::acc::Accumulate;
+use crate::facts::KeyFacts;
+
+/// Version of the summary layout; bumped on incompatible changes.
+pub const SUMMARY_VERSION: u32 = 1;
+
+/// Settings that shape the accumulators; summaries merge only when they agree.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Settings {
+    pub top: usize,
+    pub separator: u8,
+    pub prefix_depth: usize,
+    /// Reference time for TTLs, unix ms.
+    pub now_ms: i64,
+    pub expiry_buckets: usize,
+}
+
+/// LZF use across string values and blobs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Compression {
+    pub compressed_values: u64,
+    pub stored_bytes: u64,
+    pub uncompressed_bytes: u64,
+}
+
+/// Damage found while decoding a value; the walk goes on past it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Damage {
+    pub offset: u64,
+    pub message: String,
+}
+
+/// Everything gathered from the keys.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KeyStats {
+    pub totals: Counter,
+    pub databases: BTreeMap<u64, Counter>,
+    pub types: BTreeMap<String, Counter>,
+    /// By "type encoding", e.g. "hash listpack" (encoding after load on the target server).
+    pub encodings: BTreeMap<String, Counter>,
+    /// By on-disk type name, e.g. "hash_listpack".
+    pub rdb_types: BTreeMap<String, Counter>,
+    /// Element counts per type.
+    pub elements: BTreeMap<String, Histogram>,
+    pub compression: Compression,
+    pub limits: Limits,
+    pub top: TopSet,
+    pub key_names: KeyNames,
+    pub prefixes: Prefixes,
+    pub ttl: Ttl,
+    pub expiry: ExpiryHistogram,
+    pub slots: Slots,
+    pub access: Access,
+    /// Keys whose value could not be decoded (first few, by offset).
+    pub damaged_keys: u64,
+    pub damage: Vec<Damage>,
+}
+
+const DAMAGE_KEPT: usize = 10;
+
+impl KeyStats {
+    pub fn new(s: &Settings) -> Self {
+        KeyStats {
+            totals: Counter::default(),
+            databases: BTreeMap::new(),
+            types: BTreeMap::new(),
+            encodings: BTreeMap::new(),
+            rdb_types: BTreeMap::new(),
+            elements: BTreeMap::new(),
+            compression: Compression::default(),
+            limits: Limits::new(s.top),
+            top: TopSet::new(s.top),
+            key_names: KeyNames::new(s.separator),
+            prefixes: Prefixes::new(s.separator, s.prefix_depth, s.now_ms),
+            ttl: Ttl {
+                now_ms: s.now_ms,
+                ..Ttl::default()
+            },
+            expiry: ExpiryHistogram::new(s.separator, s.expiry_buckets),
+            slots: Slots::default(),
+            access: Access::new(s.top),
+            damaged_keys: 0,
+            damage: Vec::new(),
+        }
+    }
+
+    pub fn add(&mut self, f: &KeyFacts<'_>) {
+        self.totals.add(f);
+        self.databases.entry(f.db).or_default().add(f);
+        let type_name = f.type_name();
+        count(&mut self.types, &type_name, f);
+        let encoding = format!("{} {}", f.kind.name(), f.encoding.as_str());
+        count(&mut self.encodings, &encoding, f);
+        count(&mut self.rdb_types, f.rdb_type, f);
+        match self.elements.get_mut(f.kind.name()) {
+            Some(h) => h.add(f.elements),
+            None => {
+                let mut h = Histogram::default();
+                h.add(f.elements);
+                self.elements.insert(f.kind.name().to_string(), h);
+            }
+        }
+        if f.lzf_stored_bytes > 0 {
+            self.compression.compressed_values += 1;
+            self.compression.stored_bytes += f.lzf_stored_bytes;
+            self.compression.uncompressed_bytes += f.lzf_uncompressed_bytes;
+        }
+        self.limits.add(f);
+        self.top.add(f);
+        self.key_names.add(f);
+        self.prefixes.add(f);
+        self.ttl.add(f);
+        self.expiry.add(f);
+        self.slots.add(f);
+        self.access.add(f);
+    }
+
+    pub fn add_damage(&mut self, d: Damage) {
+        self.damaged_keys += 1;
+        self.damage.push(d);
+        self.damage.sort_by_key(|d| d.offset);
+        self.damage.truncate(DAMAGE_KEPT);
+    }
+
+    pub fn merge(&mut self, o: KeyStats) {
+        self.totals.merge(&o.totals);
+        merge_map(&mut self.databases, o.databases);
+        merge_map(&mut self.types, o.types);
+        merge_map(&mut self.encodings, o.encodings);
+        merge_map(&mut self.rdb_types, o.rdb_types);
+        for (k, h) in o.elements {
+            self.elements.entry(k).or_default().merge(h);
+        }
+        self.compression.compressed_values += o.compression.compressed_values;
+        self.compression.stored_bytes += o.compression.stored_bytes;
+        self.compression.uncompressed_bytes += o.compression.uncompressed_bytes;
+        self.limits.merge(o.limits);
+        self.top.merge(o.top);
+        self.key_names.merge(o.key_names);
+        self.prefixes.merge(o.prefixes);
+        self.ttl.merge(o.ttl);
+        self.expiry.merge(o.expiry);
+        self.slots.merge(o.slots);
+        self.access.merge(o.access);
+        self.damaged_keys += o.damaged_keys;
+        self.damage.extend(o.damage);
+        self.damage.sort_by_key(|d| d.offset);
+        self.damage.truncate(DAMAGE_KEPT);
+    }
+}
+
+fn count(map: &mut BTreeMap<String, Counter>, name: &str, f: &KeyFacts<'_>) {
+    match map.get_mut(name) {
+        Some(c) => c.add(f),
+        None => {
+            let mut c = Counter::default();
+            c.add(f);
+            map.insert(name.to_string(), c);
+        }
+    }
+}
+
+/// What a file is, besides its keys.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileInfo {
+    pub path: String,
+    pub size: u64,
+    pub dialect: String,
+    pub rdb_version: u32,
+    pub aux: BTreeMap<String, String>,
+    /// `valid`, `mismatch`, `disabled`, `absent`, or `unknown` when the walk stopped early.
+    pub checksum: String,
+    /// The server profile memory and encodings were estimated for.
+    pub profile: String,
+    pub keys: u64,
+    pub functions: u64,
+    pub module_aux: u64,
+    /// Why and where the walk stopped, when the file is damaged or truncated.
+    pub incomplete: Option<Damage>,
+}
+
+/// The result of an analysis.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub summary_version: u32,
+    pub settings: Settings,
+    pub files: Vec<FileInfo>,
+    pub keys: KeyStats,
+}
+
+impl Summary {
+    /// Merges another summary made with the same settings.
+    pub fn merge(&mut self, other: Summary) -> Result<(), String> {
+        // Each file's TTLs are relative to its own snapshot time, so shards
+        // taken seconds apart still merge.
+        let comparable = Settings {
+            now_ms: self.settings.now_ms,
+            ..other.settings.clone()
+        };
+        if self.settings != comparable {
+            return Err(format!(
+                "summaries were made with different settings: {:?} vs {:?}",
+                self.settings, other.settings
+            ));
+        }
+        self.files.extend(other.files);
+        self.keys.merge(other.keys);
+        Ok(())
+    }
+}

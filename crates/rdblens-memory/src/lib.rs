@@ -1,0 +1,108 @@
+//! Offline estimates of what a key costs a Redis or Valkey server.
+//!
+//! For each key of an RDB file, [`estimate`] predicts what
+//! `MEMORY USAGE key SAMPLES 0` would report on a chosen target server right
+//! after loading that file, the `OBJECT ENCODING` the value would get, and
+//! the per-key keyspace overhead `MEMORY USAGE` leaves out. The model is the
+//! one in `memory-model.md`: the target's load-time encoding decisions
+//! (driven by its config [`Limits`]), its struct sizes, which allocations it
+//! rounds through jemalloc size classes (quantum 8 or 16, see [`Profile`]),
+//! and how its `objectComputeSize()` averages samples.
+//!
+//! Deterministic parts are reproduced byte for byte: strings, listpacks,
+//! ziplists, intsets, quicklists, streams and presized dict tables (Redis
+//! 4.0+ and Valkey 8.0+; docs/memory-model-accuracy.md has the per-fixture
+//! record). What the server decides at random is an expectation: skiplist
+//! node levels, how far an incremental rehash got, and bucket collisions in
+//! Valkey's tables.
+//!
+//! Each call streams the value once through a [`rdblens_parser::ValueVisitor`]
+//! that keeps sums and counts, never the elements, so memory per call is
+//! constant (a stream's PEL IDs excepted) and calls are independent: run
+//! them from as many threads as there are [`Scratch`] buffers.
+//!
+//! ```no_run
+//! use rdblens_memory::{estimate, Profile};
+//! use rdblens_parser::{RdbFile, Scratch};
+//!
+//! let file = RdbFile::open("dump.rdb")?;
+//! let rdb = file.rdb()?;
+//! let target = Profile::parse_target("redis-7.2")?;
+//! let mut scratch = Scratch::new();
+//! for entry in rdb.entries() {
+//!     let entry = entry?;
+//!     let e = estimate(&entry, &target, &mut scratch)?;
+//!     println!("{:?} {} {:?}", entry.key_bytes()?, e.encoding, e.memory);
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod alloc;
+mod compact;
+mod costs;
+mod dict;
+mod encoding;
+mod limits;
+mod model;
+mod profile;
+mod quicklist;
+mod rax;
+mod rules;
+mod score;
+mod sds;
+mod version;
+mod visitor;
+
+pub use alloc::usable_size;
+pub use encoding::Encoding;
+pub use limits::Limits;
+pub use profile::Profile;
+pub use version::{Family, ServerVersion};
+
+use rdblens_parser::{Entry, Result, Scratch};
+
+/// The estimate for one key on one target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Estimate {
+    /// What `OBJECT ENCODING` says after the target loads the value.
+    pub encoding: Encoding,
+    /// `MEMORY USAGE key SAMPLES 0`; `None` for module values, whose size
+    /// only the module knows.
+    pub memory: Option<u64>,
+    /// When the value is not in a compact encoding (hashtable, skiplist,
+    /// linkedlist): `MEMORY USAGE` if it were one listpack (ziplist before
+    /// 7.0) or intset, for "memory a compact encoding would save".
+    pub compact_memory: Option<u64>,
+    /// What `MEMORY USAGE` leaves out: the key's share of the bucket arrays,
+    /// allocator rounding of the key and entry it does not count, and the
+    /// expires-table entry of a key with a TTL (memory-model.md §6).
+    pub keyspace_overhead: u64,
+}
+
+/// Estimates `entry` as `profile`'s server would hold it after loading it.
+/// Fails only if the value's bytes are malformed (the parser's error).
+pub fn estimate(entry: &Entry<'_>, profile: &Profile, scratch: &mut Scratch) -> Result<Estimate> {
+    let rules = rules::Rules::for_profile(profile);
+    let mut collector =
+        visitor::Collector::new(&rules, &profile.limits, entry.value_type, entry.format().version);
+    entry.visit_with(scratch, &mut collector)?;
+    let facts = collector.finish();
+
+    let key_len = entry.key.len() as u64;
+    let ttl = entry.expiry.is_some();
+    let ctx = model::Ctx {
+        rules: &rules,
+        limits: &profile.limits,
+        value_type: entry.value_type,
+        key_len,
+        ttl,
+        header: model::object_header(&rules, key_len, ttl),
+    };
+    let value = model::value(&facts, &ctx);
+    Ok(Estimate {
+        encoding: value.encoding,
+        memory: value.object.map(|o| model::memory_usage(o, &ctx)),
+        compact_memory: value.compact.map(|o| model::memory_usage(o, &ctx)),
+        keyspace_overhead: model::keyspace::overhead(&ctx),
+    })
+}

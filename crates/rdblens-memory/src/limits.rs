@@ -1,0 +1,141 @@
+//! The config limits that decide which encoding a loaded value gets
+//! (`rdbLoadObject()` compares against the *loading* server's config).
+
+use crate::version::{Family, ServerVersion};
+
+/// Encoding thresholds of the target server. Names follow 7.0+ (`listpack`);
+/// [`Limits::set`] also takes the older `ziplist` names, as redis.conf does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Limits {
+    pub hash_max_listpack_entries: u64,
+    pub hash_max_listpack_value: u64,
+    pub set_max_intset_entries: u64,
+    /// 7.2+ (sets had no listpack encoding before).
+    pub set_max_listpack_entries: u64,
+    pub set_max_listpack_value: u64,
+    pub zset_max_listpack_entries: u64,
+    pub zset_max_listpack_value: u64,
+    /// Negative: node size limit (-1 = 4 KiB ... -5 = 64 KiB); positive: entries per node.
+    pub list_max_listpack_size: i64,
+    /// Quicklist nodes left uncompressed at each end; 0 = no compression.
+    pub list_compress_depth: u64,
+}
+
+impl Limits {
+    /// Shipped defaults. They have not changed since quicklists arrived in
+    /// 3.2, on either family.
+    pub fn defaults_for(_family: Family, _version: ServerVersion) -> Limits {
+        Limits {
+            hash_max_listpack_entries: 512,
+            hash_max_listpack_value: 64,
+            set_max_intset_entries: 512,
+            set_max_listpack_entries: 128,
+            set_max_listpack_value: 64,
+            zset_max_listpack_entries: 128,
+            zset_max_listpack_value: 64,
+            list_max_listpack_size: -2,
+            list_compress_depth: 0,
+        }
+    }
+
+    /// Applies one config directive. Returns `Ok(false)` if `config_name` is
+    /// not an encoding limit (so callers can pass every CONFIG GET pair),
+    /// `Err` if it is one but the value does not parse.
+    pub fn set(&mut self, config_name: &str, value: &str) -> Result<bool, String> {
+        let name = config_name.trim().to_ascii_lowercase();
+        let name = name.replace("-ziplist-", "-listpack-");
+        let slot: &mut u64 = match name.as_str() {
+            "hash-max-listpack-entries" => &mut self.hash_max_listpack_entries,
+            "hash-max-listpack-value" => &mut self.hash_max_listpack_value,
+            "set-max-intset-entries" => &mut self.set_max_intset_entries,
+            "set-max-listpack-entries" => &mut self.set_max_listpack_entries,
+            "set-max-listpack-value" => &mut self.set_max_listpack_value,
+            "zset-max-listpack-entries" => &mut self.zset_max_listpack_entries,
+            "zset-max-listpack-value" => &mut self.zset_max_listpack_value,
+            "list-compress-depth" => &mut self.list_compress_depth,
+            "list-max-listpack-size" => {
+                self.list_max_listpack_size = parse_signed(config_name, value)?;
+                return Ok(true);
+            }
+            _ => return Ok(false),
+        };
+        *slot = parse_size(config_name, value)?;
+        Ok(true)
+    }
+}
+
+fn parse_signed(name: &str, value: &str) -> Result<i64, String> {
+    value
+        .trim()
+        .parse()
+        .map_err(|_| format!("{name}: {value:?} is not an integer"))
+}
+
+/// A non-negative count or size, with the memory units redis.conf accepts
+/// for size configs (`1k` = 1000, `1kb` = 1024, ... case-insensitive).
+fn parse_size(name: &str, value: &str) -> Result<u64, String> {
+    let v = value.trim().to_ascii_lowercase();
+    let split = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
+    let (digits, unit) = v.split_at(split);
+    let mul: u64 = match unit {
+        "" | "b" => 1,
+        "k" => 1000,
+        "kb" => 1024,
+        "m" => 1000 * 1000,
+        "mb" => 1024 * 1024,
+        "g" => 1000 * 1000 * 1000,
+        "gb" => 1024 * 1024 * 1024,
+        _ => return Err(format!("{name}: {value:?} is not a size")),
+    };
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(mul))
+        .ok_or_else(|| format!("{name}: {value:?} is not a size"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn defaults() -> Limits {
+        Limits::defaults_for(Family::Redis, ServerVersion::new(7, 2, 4))
+    }
+
+    #[test]
+    fn accepts_both_ziplist_and_listpack_names() {
+        let mut l = defaults();
+        assert_eq!(l.set("hash-max-ziplist-entries", "100"), Ok(true));
+        assert_eq!(l.hash_max_listpack_entries, 100);
+        assert_eq!(l.set("hash-max-listpack-entries", "200"), Ok(true));
+        assert_eq!(l.hash_max_listpack_entries, 200);
+        assert_eq!(l.set("HASH-MAX-ZIPLIST-VALUE", "1kb"), Ok(true));
+        assert_eq!(l.hash_max_listpack_value, 1024);
+        assert_eq!(l.set("zset-max-ziplist-entries", "64"), Ok(true));
+        assert_eq!(l.zset_max_listpack_entries, 64);
+        assert_eq!(l.set("zset-max-listpack-value", "32"), Ok(true));
+        assert_eq!(l.zset_max_listpack_value, 32);
+        assert_eq!(l.set("set-max-intset-entries", "1000"), Ok(true));
+        assert_eq!(l.set_max_intset_entries, 1000);
+        assert_eq!(l.set("set-max-listpack-entries", "10"), Ok(true));
+        assert_eq!(l.set("set-max-listpack-value", "10"), Ok(true));
+        assert_eq!((l.set_max_listpack_entries, l.set_max_listpack_value), (10, 10));
+        assert_eq!(l.set("list-max-ziplist-size", "-3"), Ok(true));
+        assert_eq!(l.list_max_listpack_size, -3);
+        assert_eq!(l.set("list-max-listpack-size", "128"), Ok(true));
+        assert_eq!(l.list_max_listpack_size, 128);
+        assert_eq!(l.set("list-compress-depth", "2"), Ok(true));
+        assert_eq!(l.list_compress_depth, 2);
+    }
+
+    #[test]
+    fn ignores_other_configs_and_rejects_bad_values() {
+        let mut l = defaults();
+        assert_eq!(l.set("maxmemory-policy", "allkeys-lru"), Ok(false));
+        assert_eq!(l.set("stream-node-max-bytes", "4096"), Ok(false));
+        assert!(l.set("hash-max-listpack-entries", "-1").is_err());
+        assert!(l.set("hash-max-listpack-entries", "many").is_err());
+        assert!(l.set("list-max-listpack-size", "big").is_err());
+        assert_eq!(l, defaults());
+    }
+}

@@ -1,0 +1,176 @@
+//! Streams: node listpacks indexed by a rax of master IDs, plus consumer
+//! groups with their PELs and consumers. Listpacks are kept exactly as
+//! stored; the rax is rebuilt, so its shape comes from the IDs.
+//!
+//! Redis ≤ 8.0 and Valkey 8.0 count each rax with the rough
+//! `streamRadixTreeMemoryUsage()`; Valkey 8.1+ and Redis 8.4 count real
+//! allocations. Redis 8.4's consumer-group accounting was fitted to the
+//! fixtures (memory-model-accuracy.md): a 48-byte group, a `cgroups_ref`
+//! rax from PEL IDs to the groups holding them (a 48-byte list plus a
+//! 24-byte node per group), 24 bytes per NACK, and consumer names counted
+//! by `sdsAllocSize`.
+
+use rdblens_parser::{RdbString, StreamId, StreamValue};
+
+use super::{Ctx, Value};
+use crate::encoding::Encoding;
+use crate::rax::{allocated_usage, stream_tree_usage, Rax};
+use crate::rules::{Era, Rules};
+use crate::version::{Family, ServerVersion};
+use crate::visitor::Facts;
+
+/// A stream reduced to what its estimate needs.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct StreamFacts {
+    /// Sum of listpack sizes, as stored / rounded.
+    pub lp_raw: u64,
+    pub lp_rounded: u64,
+    /// The main rax, as each era counts it.
+    pub tree_usage: u64,
+    pub tree_allocated: u64,
+    /// Everything the consumer groups add, as the target counts it.
+    pub groups: u64,
+}
+
+impl StreamFacts {
+    pub fn collect(rules: &Rules, s: &StreamValue<'_>) -> StreamFacts {
+        let mut facts = StreamFacts::default();
+        let mut tree = Rax::new(rules.q);
+        // Nodes come in rax order (the writer iterated the rax). A node
+        // that fails to parse ends the walk; the decoder reports the error.
+        for node in s.nodes() {
+            let Ok(node) = node else { break };
+            let len = node.listpack.len() as u64;
+            facts.lp_raw += len;
+            facts.lp_rounded += rules.j(len);
+            tree.push(&id_key(node.master_id));
+        }
+        let tree = tree.finish();
+        facts.tree_usage = stream_tree_usage(&tree);
+        facts.tree_allocated = allocated_usage(&tree);
+        facts.groups = match rules.era {
+            Era::Kvobj => groups_84(rules, s),
+            Era::ValkeyObject => groups_allocated(rules, s),
+            Era::Legacy | Era::Dict => groups_estimated(rules, s),
+        };
+        facts
+    }
+}
+
+pub(crate) fn estimate(facts: &Facts, ctx: &Ctx<'_>) -> Value {
+    let r = ctx.rules;
+    // Redis 5.0 had no name for the stream encoding.
+    let encoding = if r.family == Family::Redis
+        && r.version < ServerVersion::new(6, 0, 0)
+        && r.version >= ServerVersion::new(5, 0, 0)
+    {
+        Encoding::Unknown
+    } else {
+        Encoding::Stream
+    };
+    let Some(s) = &facts.stream else {
+        return Value::new(encoding, ctx.header as f64);
+    };
+    let object = match r.era {
+        Era::Legacy | Era::Dict => {
+            let lps = if r.stream_lp_rounded {
+                s.lp_rounded
+            } else {
+                s.lp_raw
+            };
+            ctx.header + r.stream_struct + s.tree_usage + lps + s.groups
+        }
+        Era::Kvobj => ctx.header + r.stream_struct + s.tree_allocated + s.lp_raw + s.groups,
+        Era::ValkeyObject => ctx.header + r.stream_struct + s.tree_allocated + s.lp_rounded + s.groups,
+    };
+    Value::new(encoding, object as f64)
+}
+
+/// Node keys and PEL keys: the ID as 16 big-endian bytes.
+fn id_key(id: StreamId) -> [u8; 16] {
+    let mut k = [0u8; 16];
+    k[..8].copy_from_slice(&id.ms.to_be_bytes());
+    k[8..].copy_from_slice(&id.seq.to_be_bytes());
+    k
+}
+
+/// A rax over IDs (sorted first; PELs are saved in order, but cheap to be sure).
+fn id_rax(rules: &Rules, ids: impl Iterator<Item = StreamId>) -> Rax {
+    let mut keys: Vec<[u8; 16]> = ids.map(id_key).collect();
+    keys.sort_unstable();
+    let mut rax = Rax::new(rules.q);
+    for k in &keys {
+        rax.push(k);
+    }
+    rax.finish()
+}
+
+/// A rax over names.
+fn name_rax<'a>(rules: &Rules, names: impl Iterator<Item = &'a RdbString<'a>>) -> Rax {
+    let mut keys: Vec<Vec<u8>> = names.filter_map(|n| n.to_vec().ok()).collect();
+    keys.sort_unstable();
+    let mut rax = Rax::new(rules.q);
+    for k in &keys {
+        rax.push(k);
+    }
+    rax.finish()
+}
+
+/// Redis ≤ 8.0, Valkey 8.0: per group the struct, its PEL (rough rax
+/// usage plus a NACK each), per consumer the struct, name length and PEL.
+fn groups_estimated(rules: &Rules, s: &StreamValue<'_>) -> u64 {
+    let mut total = 0;
+    for g in &s.groups {
+        let pel = id_rax(rules, g.pending.iter().map(|p| p.id));
+        total += rules.stream_cg + stream_tree_usage(&pel) + 24 * pel.elements;
+        for c in &g.consumers {
+            let cpel = id_rax(rules, c.pending.iter().copied());
+            total += rules.stream_consumer + c.name.len() as u64 + stream_tree_usage(&cpel);
+        }
+    }
+    total
+}
+
+/// Valkey 8.1+: the same parts with every rax counted by allocation.
+fn groups_allocated(rules: &Rules, s: &StreamValue<'_>) -> u64 {
+    let mut total = 0;
+    for g in &s.groups {
+        let pel = id_rax(rules, g.pending.iter().map(|p| p.id));
+        total += 40 + allocated_usage(&pel) + 24 * pel.elements;
+        for c in &g.consumers {
+            let cpel = id_rax(rules, c.pending.iter().copied());
+            total += 32 + c.name.len() as u64 + allocated_usage(&cpel);
+        }
+    }
+    total
+}
+
+/// Redis 8.4 (fitted, see the module comment).
+fn groups_84(rules: &Rules, s: &StreamValue<'_>) -> u64 {
+    if s.groups.is_empty() {
+        return 0;
+    }
+    let mut total = allocated_usage(&name_rax(rules, s.groups.iter().map(|g| &g.name)));
+    let mut refs: Vec<[u8; 16]> = Vec::new();
+    for g in &s.groups {
+        let pel = id_rax(rules, g.pending.iter().map(|p| p.id));
+        let consumers = name_rax(rules, g.consumers.iter().map(|c| &c.name));
+        total += rules.j(48) + allocated_usage(&pel) + allocated_usage(&consumers);
+        // A NACK per entry, and a list node in the entry's cgroups_ref list.
+        total += (rules.j(24) + rules.j(24)) * pel.elements;
+        refs.extend(g.pending.iter().map(|p| id_key(p.id)));
+        for c in &g.consumers {
+            let cpel = id_rax(rules, c.pending.iter().copied());
+            total += rules.j(32) + rules.sds_alloc_84(c.name.len() as u64) + allocated_usage(&cpel);
+        }
+    }
+    refs.sort_unstable();
+    refs.dedup();
+    let mut rax = Rax::new(rules.q);
+    for k in &refs {
+        rax.push(k);
+    }
+    let rax = rax.finish();
+    // The cgroups_ref rax and one list per referenced ID.
+    total + allocated_usage(&rax) + rules.j(48) * rax.elements
+}

@@ -1,0 +1,212 @@
+//! Shape of a Redis radix tree (`src/rax.c`) holding a set of keys, computed
+//! from the keys in sorted order with a stack as deep as the longest key.
+//!
+//! A rax has a node for the root, for every key, for every position where
+//! keys branch, and for every child of a branching node; a run of
+//! single-child positions in between is one compressed node. A node takes a
+//! 4-byte header, its characters, padding to pointer alignment, one child
+//! pointer per character (one in total if compressed) and a value pointer if
+//! it ends a key (`raxNodeCurrentLength`). This canonical shape reproduced
+//! XINFO's `radix-tree-nodes` and every stream checked (memory-model.md §3.1).
+
+use crate::alloc::usable_size;
+
+/// Size of a rax node with `chars` characters.
+fn node_size(chars: u64, compressed: bool, key: bool) -> u64 {
+    let padding = (8 - ((chars + 4) % 8)) & 7;
+    let children = if compressed { 8 } else { 8 * chars };
+    4 + chars + padding + children + if key { 8 } else { 0 }
+}
+
+#[derive(Clone, Copy)]
+struct Frame {
+    depth: u64,
+    key: bool,
+    children: u64,
+    first_gap: u64,
+}
+
+impl Frame {
+    fn new(depth: u64, key: bool) -> Frame {
+        Frame {
+            depth,
+            key,
+            children: 0,
+            first_gap: 0,
+        }
+    }
+}
+
+/// Accumulates the node count and sizes of a rax whose keys are pushed in
+/// ascending order. Out-of-order keys do not panic; they just make the shape
+/// approximate. Every key is assumed to carry a value (true of every rax a
+/// stream uses).
+pub(crate) struct Rax {
+    quantum: u64,
+    prev: Vec<u8>,
+    started: bool,
+    stack: Vec<Frame>,
+    /// Keys pushed (duplicates ignored): `rax->numele`.
+    pub elements: u64,
+    /// `rax->numnodes`.
+    pub nodes: u64,
+    /// Sum of the node allocations (usable sizes).
+    pub allocated: u64,
+}
+
+impl Rax {
+    pub fn new(quantum: u64) -> Rax {
+        Rax {
+            quantum,
+            prev: Vec::new(),
+            started: false,
+            stack: vec![Frame::new(0, false)],
+            elements: 0,
+            nodes: 0,
+            allocated: 0,
+        }
+    }
+
+    pub fn push(&mut self, key: &[u8]) {
+        if self.started && key == self.prev.as_slice() {
+            return;
+        }
+        let lcp = if self.started {
+            self.prev.iter().zip(key).take_while(|(a, b)| a == b).count() as u64
+        } else {
+            0
+        };
+        self.unwind(lcp);
+        let len = key.len() as u64;
+        match self.stack.last_mut() {
+            // Only reachable with unsorted input or the empty key first.
+            Some(top) if top.depth == len => top.key = true,
+            _ => self.stack.push(Frame::new(len, true)),
+        }
+        self.prev.clear();
+        self.prev.extend_from_slice(key);
+        self.started = true;
+        self.elements += 1;
+    }
+
+    /// Closes the tree; returns it for chaining.
+    pub fn finish(mut self) -> Rax {
+        self.unwind(0);
+        if let Some(root) = self.stack.pop() {
+            self.close(&root);
+        }
+        self
+    }
+
+    /// Closes every frame deeper than `depth` and attaches the last one to
+    /// the frame at `depth`, creating that branching frame if needed.
+    fn unwind(&mut self, depth: u64) {
+        let mut last: Option<u64> = None;
+        while self.stack.len() > 1 && self.stack.last().is_some_and(|f| f.depth > depth) {
+            let Some(mut frame) = self.stack.pop() else { break };
+            if let Some(child) = last {
+                self.attach(&mut frame, child);
+            }
+            self.close(&frame);
+            last = Some(frame.depth);
+        }
+        let Some(child) = last else { return };
+        let mut top = match self.stack.pop() {
+            Some(top) if top.depth < depth => {
+                self.stack.push(top);
+                Frame::new(depth, false)
+            }
+            Some(top) => top,
+            None => Frame::new(0, false),
+        };
+        self.attach(&mut top, child);
+        self.stack.push(top);
+    }
+
+    fn attach(&mut self, parent: &mut Frame, child_depth: u64) {
+        let gap = child_depth.saturating_sub(parent.depth).max(1);
+        parent.children += 1;
+        if parent.children == 1 {
+            parent.first_gap = gap;
+            return;
+        }
+        // A branching node: each child whose subtree does not start right
+        // below it begins with a compressed node of the skipped characters.
+        if parent.children == 2 && parent.first_gap > 1 {
+            self.emit(node_size(parent.first_gap - 1, true, false));
+        }
+        if gap > 1 {
+            self.emit(node_size(gap - 1, true, false));
+        }
+    }
+
+    fn close(&mut self, f: &Frame) {
+        let size = match f.children {
+            0 => node_size(0, false, f.key),
+            1 => node_size(f.first_gap, true, f.key),
+            n => node_size(n, false, f.key),
+        };
+        self.emit(size);
+    }
+
+    fn emit(&mut self, size: u64) {
+        self.nodes += 1;
+        self.allocated += usable_size(size, self.quantum);
+    }
+}
+
+/// `streamRadixTreeMemoryUsage()` of Redis ≤ 8.0 and Valkey 8.0: 16 bytes per
+/// element plus a rough 4 + 30·8 bytes per node. Its first line sets
+/// `sizeof(rax)`, but the next overwrites it, so the header is never counted.
+pub(crate) fn stream_tree_usage(rax: &Rax) -> u64 {
+    16 * rax.elements + (4 + 240) * rax.nodes
+}
+
+/// Real allocation of a rax (Valkey 8.1+, Redis 8.4): the 32-byte `rax`
+/// struct plus its nodes.
+pub(crate) fn allocated_usage(rax: &Rax) -> u64 {
+    usable_size(32, rax.quantum) + rax.allocated
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(keys: &[&[u8]]) -> (u64, u64) {
+        let mut r = Rax::new(8);
+        for k in keys {
+            r.push(k);
+        }
+        let r = r.finish();
+        (r.nodes, r.allocated)
+    }
+
+    #[test]
+    fn small_trees() {
+        // Sizes as computed by the prototype's rax_node_sizes().
+        assert_eq!(shape(&[]), (1, 8));
+        assert_eq!(shape(&[b"g"]), (2, 32));
+        assert_eq!(shape(&[b"a", b"ab", b"abc", b"b"]), (5, 24 + 24 + 24 + 16 + 16));
+        assert_eq!(shape(&[b"alice", b"bob", b"carol"]), (7, 32 + 6 * 16));
+        assert_eq!(shape(&[b"", b"x"]), (2, 24 + 16));
+        assert_eq!(shape(&[b"g", b"g"]), (2, 32), "duplicates count once");
+    }
+
+    #[test]
+    fn stream_ids_share_long_prefixes() {
+        let ids: Vec<[u8; 16]> = (0u64..10)
+            .map(|i| {
+                let mut k = [0u8; 16];
+                k[..8].copy_from_slice(&(1_700_000_000_000u64 + i * 100).to_be_bytes());
+                k
+            })
+            .collect();
+        let mut r = Rax::new(8);
+        for k in &ids {
+            r.push(k);
+        }
+        let r = r.finish();
+        assert_eq!(r.elements, 10);
+        assert!(r.nodes > 10);
+    }
+}

@@ -1,0 +1,404 @@
+//! The [`ValueVisitor`] that streams a value once and keeps only what the
+//! formulas need: counts, longest element, per-element allocation sums for
+//! the target version, the sizes the compact encodings would take, and the
+//! quicklist nodes as the target would pack them. Nothing is stored per
+//! element, so memory stays constant however big the collection is
+//! (streams aside: their PEL IDs are already materialised by the parser).
+
+use rdblens_parser::{Element, NodeInfo, NodeKind, RdbString, StreamValue, ValueType, ValueVisitor};
+
+use crate::compact::{self, Ziplist, LP_EMPTY};
+use crate::costs;
+use crate::limits::Limits;
+use crate::quicklist::{exceeds_limit, size_limit, Compression, MIN_COMPRESS_BYTES, SIZE_SAFETY_LIMIT};
+use crate::rules::{Era, Rules};
+use crate::score::{d2string, ScoreFormat};
+use crate::sds;
+
+/// A string value.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct StringFacts {
+    pub len: u64,
+    /// Loads as an `int` object (canonical decimal i64).
+    pub int: bool,
+}
+
+/// The quicklist the target builds, node by node.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct ListFacts {
+    pub nodes: u64,
+    /// Sum of node sizes, rounded / as requested.
+    pub bytes_rounded: u64,
+    pub bytes_raw: u64,
+    pub elements: u64,
+    /// The first node: (packed, bytes, elements); decides the 7.2+
+    /// conversion of single-node lists to a plain listpack.
+    pub first: Option<(bool, u64, u64)>,
+    /// Change to the node sizes (in the era's units) when a target with
+    /// `list-compress-depth` > 0 compresses the interior nodes.
+    pub compressed_delta: i64,
+}
+
+/// What one value contributes to its estimate.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Facts {
+    pub string: Option<StringFacts>,
+    /// Members, pairs or list elements.
+    pub count: u64,
+    /// Longest member, field or value.
+    pub max_len: u64,
+    /// The value's one compact blob as stored (intset, listpack, ziplist,
+    /// zipmap): its kind and bytes.
+    pub blob: Option<(NodeKind, u64)>,
+    /// Bytes of one listpack holding every element (hash: field, value; zset:
+    /// member, score text).
+    pub lp_bytes: u64,
+    /// The same as a ziplist.
+    pub zl: Ziplist,
+    /// Hash as a listpackex: field, value, TTL (0 = none) per field.
+    pub lpex_bytes: u64,
+    /// Every member is an integer (intset candidate), and the widest width.
+    pub all_int: bool,
+    pub int_width: u64,
+    /// Sum of the target's per-member allocation (set members, zset members).
+    pub member_alloc: u64,
+    /// Valkey 9+: expected skiplist node sizes (member embedded).
+    pub zsl_nodes: f64,
+    /// Sum of the target's per-pair allocation (hash field + value).
+    pub pair_alloc: u64,
+    /// Pairs whose field has a TTL the target keeps.
+    pub ttl_fields: u64,
+    /// Index of the first pair with a field or value longer than
+    /// `hash-max-listpack-value`: where a plain hash converts while loading.
+    pub first_long_pair: Option<u64>,
+    pub list: ListFacts,
+    pub stream: Option<crate::model::stream::StreamFacts>,
+    pub module: bool,
+}
+
+/// A quicklist node being read from the file or packed by the target.
+#[derive(Clone, Copy, Debug)]
+struct OpenNode {
+    kind: NodeKind,
+    blob: u64,
+    /// LZF length of the blob in the file, if it was stored compressed: the
+    /// same LZF the target computes when it compresses the node.
+    lzf: Option<u64>,
+    elements: u64,
+    lp: u64,
+    zl: Ziplist,
+}
+
+impl OpenNode {
+    fn new(kind: NodeKind, blob: u64, lzf: Option<u64>) -> OpenNode {
+        OpenNode {
+            kind,
+            blob,
+            lzf,
+            elements: 0,
+            lp: LP_EMPTY,
+            zl: Ziplist::default(),
+        }
+    }
+}
+
+/// How list elements reach the target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ListMode {
+    /// Nodes kept (types 14, 18); ziplist nodes re-encoded as listpacks on 7.0+.
+    Nodes,
+    /// Elements pushed one by one (types 1, 10): the target packs its own nodes.
+    Push,
+}
+
+pub(crate) struct Collector<'r> {
+    rules: &'r Rules,
+    limits: &'r Limits,
+    value_type: ValueType,
+    score_format: ScoreFormat,
+    list_mode: ListMode,
+    node: Option<OpenNode>,
+    compression: Option<Compression>,
+    pub facts: Facts,
+}
+
+impl<'r> Collector<'r> {
+    /// `rdb_version` is the writer's, for scores stored as text in listpacks.
+    pub fn new(rules: &'r Rules, limits: &'r Limits, value_type: ValueType, rdb_version: u32) -> Self {
+        use ValueType::*;
+        // Scores re-rendered on load use the target's d2string; scores
+        // copied out of a stored ziplist/listpack keep the writer's text,
+        // which only the writer's rules reproduce.
+        let score_format = match value_type {
+            ZSetZiplist => ScoreFormat::Printf17,
+            ZSetListpack if rdb_version <= 10 => ScoreFormat::Printf17,
+            ZSetListpack => ScoreFormat::Shortest,
+            _ => rules.score_format,
+        };
+        let list_mode = match value_type {
+            List | ListZiplist => ListMode::Push,
+            _ => ListMode::Nodes,
+        };
+        Collector {
+            rules,
+            limits,
+            value_type,
+            score_format,
+            list_mode,
+            node: None,
+            compression: (limits.list_compress_depth > 0)
+                .then(|| Compression::new(limits.list_compress_depth)),
+            facts: Facts {
+                lp_bytes: LP_EMPTY,
+                lpex_bytes: LP_EMPTY,
+                all_int: true,
+                int_width: 2,
+                ..Facts::default()
+            },
+        }
+    }
+
+    /// Closes the last open node; call after the visit.
+    pub fn finish(mut self) -> Facts {
+        self.close_node();
+        if let Some(c) = &self.compression {
+            self.facts.list.compressed_delta = c.interior();
+        }
+        self.facts
+    }
+
+    fn element(&mut self, e: Element<'_>) {
+        let len = e.len() as u64;
+        self.facts.max_len = self.facts.max_len.max(len);
+        self.facts.lp_bytes += compact::lp_entry(e);
+        self.facts.zl.push(e);
+    }
+
+    fn int_member(&mut self, e: Element<'_>) {
+        match compact::element_int(e) {
+            Some(v) => self.facts.int_width = self.facts.int_width.max(compact::intset_width(v)),
+            None => self.facts.all_int = false,
+        }
+    }
+
+    // ---- lists -------------------------------------------------------------
+
+    fn list_element(&mut self, e: Element<'_>) {
+        self.facts.count += 1;
+        // The flat sizes serve targets without quicklists (< 3.2).
+        self.element(e);
+        self.facts.member_alloc += costs::member(self.rules, e.len() as u64);
+        match self.list_mode {
+            ListMode::Nodes => {
+                if let Some(node) = self.node.as_mut() {
+                    node.elements += 1;
+                    node.lp += compact::lp_entry(e);
+                    node.zl.push(e);
+                }
+            }
+            ListMode::Push => self.push_element(e),
+        }
+    }
+
+    /// `quicklistPushTail` into the last node, or a new one when the node
+    /// would exceed the fill limit (`_quicklistNodeAllowInsert`).
+    fn push_element(&mut self, e: Element<'_>) {
+        let sz = e.len() as u64;
+        let fits = match &self.node {
+            None => false,
+            Some(node) if self.rules.listpack => {
+                // 7.0+: node->sz + sz + SIZE_ESTIMATE_OVERHEAD against the limit.
+                let new_sz = node.lp + sz + 8;
+                !exceeds_limit(self.limits.list_max_listpack_size, new_sz, node.elements + 1)
+            }
+            Some(node) => {
+                // ≤ 6.2 estimates the ziplist overhead from the length.
+                let overhead = if sz < 254 { 1 } else { 5 }
+                    + match sz {
+                        0..=63 => 1,
+                        64..=16_383 => 2,
+                        _ => 5,
+                    };
+                let new_sz = node.zl.bytes + sz + overhead;
+                let fill = self.limits.list_max_listpack_size;
+                if fill < 0 {
+                    new_sz <= size_limit(fill)
+                } else {
+                    new_sz <= SIZE_SAFETY_LIMIT && (node.elements as i64) < fill
+                }
+            }
+        };
+        if !fits {
+            self.close_node();
+            let kind = if self.rules.listpack {
+                NodeKind::Listpack
+            } else {
+                NodeKind::Ziplist
+            };
+            self.node = Some(OpenNode::new(kind, 0, None));
+        }
+        if let Some(node) = self.node.as_mut() {
+            node.elements += 1;
+            node.lp += compact::lp_entry(e);
+            node.zl.push(e);
+        }
+    }
+
+    fn open_list_node(&mut self, info: &NodeInfo) {
+        if self.list_mode == ListMode::Nodes {
+            self.close_node();
+            let lzf = info.compressed.then_some(info.stored_len as u64);
+            self.node = Some(OpenNode::new(info.kind, info.len as u64, lzf));
+        }
+    }
+
+    fn close_node(&mut self) {
+        let Some(node) = self.node.take() else { return };
+        // Loaders skip empty nodes.
+        if node.elements == 0 {
+            return;
+        }
+        let nodes = self.list_mode == ListMode::Nodes;
+        // (bytes, packed, kept as stored)
+        let (bytes, packed, kept) = match (node.kind, self.rules.listpack) {
+            (NodeKind::Plain, true) => (node.blob, false, nodes),
+            (NodeKind::Listpack, true) if nodes => (node.blob, true, true),
+            (_, true) => (node.lp, true, false),
+            (NodeKind::Ziplist, false) if nodes => (node.blob, true, true),
+            (_, false) => (node.zl.bytes, true, false),
+        };
+        if let Some(c) = self.compression.as_mut() {
+            // Only a packed node kept as stored has a known LZF size.
+            let lzf = node.lzf.filter(|_| kept && packed);
+            c.node(lzf.map_or(0, |lzf| compressed_delta(self.rules, bytes, lzf)));
+        }
+        let list = &mut self.facts.list;
+        if list.first.is_none() {
+            list.first = Some((packed, bytes, node.elements));
+        }
+        list.nodes += 1;
+        list.bytes_raw += bytes;
+        list.bytes_rounded += self.rules.j(bytes);
+        list.elements += node.elements;
+    }
+
+    // ---- sets and sorted sets ---------------------------------------------
+
+    fn set_member(&mut self, e: Element<'_>) {
+        self.facts.count += 1;
+        self.element(e);
+        self.int_member(e);
+        self.facts.member_alloc += costs::member(self.rules, e.len() as u64);
+    }
+
+    fn zset_member(&mut self, e: Element<'_>, score: f64) {
+        self.facts.count += 1;
+        self.element(e);
+        let text = d2string(score, self.score_format);
+        let score_el = Element::Bytes(text.as_bytes());
+        self.facts.lp_bytes += compact::lp_entry(score_el);
+        self.facts.zl.push(score_el);
+        let len = e.len() as u64;
+        if self.rules.vk_zsl_embedded {
+            // Node: score, backward, levels (16 each), header-size byte, member sds.
+            let base = 16 + 1 + sds::embedded(len, true);
+            self.facts.zsl_nodes += self.rules.expected_zsl_node(base);
+        } else {
+            self.facts.member_alloc += costs::member(self.rules, len);
+        }
+    }
+
+    // ---- hashes ------------------------------------------------------------
+
+    /// Whether a field TTL survives loading into the target.
+    fn keeps_ttl(&self) -> bool {
+        self.rules.hash_ttl
+    }
+
+    fn hash_pair(&mut self, field: Element<'_>, value: Element<'_>, expire_ms: Option<i64>) {
+        let index = self.facts.count;
+        self.facts.count += 1;
+        self.element(field);
+        self.element(value);
+        let (flen, vlen) = (field.len() as u64, value.len() as u64);
+        if self.facts.first_long_pair.is_none()
+            && (flen > self.limits.hash_max_listpack_value || vlen > self.limits.hash_max_listpack_value)
+        {
+            self.facts.first_long_pair = Some(index);
+        }
+        let ttl = expire_ms.filter(|_| self.keeps_ttl());
+        self.facts.lpex_bytes +=
+            compact::lp_entry(field) + compact::lp_entry(value) + compact::lp_int_entry(ttl.unwrap_or(0));
+        if ttl.is_some() {
+            self.facts.ttl_fields += 1;
+        }
+        self.facts.pair_alloc += costs::pair(self.rules, flen, vlen, ttl.is_some());
+    }
+}
+
+/// What compressing a node of `bytes` into `lzf` bytes changes, in the
+/// units the era's quicklist formula adds: `quicklistLZF` is a 4-byte
+/// length plus the data. Up to 6.2 `ziplistBlobLen()` of a compressed node
+/// reads that length field, so only the LZF bytes count. Nodes under 48
+/// bytes, or that would not shrink by 8, stay uncompressed.
+fn compressed_delta(r: &Rules, bytes: u64, lzf: u64) -> i64 {
+    if bytes < MIN_COMPRESS_BYTES || lzf + 8 >= bytes {
+        return 0;
+    }
+    let (before, after) = match r.era {
+        Era::Legacy => (bytes, lzf),
+        Era::Kvobj => (bytes, 4 + lzf),
+        Era::Dict | Era::ValkeyObject => (r.j(bytes), r.j(4 + lzf)),
+    };
+    after as i64 - before as i64
+}
+
+impl ValueVisitor for Collector<'_> {
+    fn string(&mut self, value: RdbString<'_>) {
+        let len = value.len() as u64;
+        let int = match value {
+            RdbString::Int(_) => true,
+            RdbString::Raw(b) => rdblens_parser::parse_canonical_int(b).is_some(),
+            // Writers compress only strings over 20 bytes; an i64 has at most 20.
+            RdbString::Lzf { len, .. } if len > 20 => false,
+            RdbString::Lzf { .. } => value
+                .to_cow()
+                .is_ok_and(|b| rdblens_parser::parse_canonical_int(&b).is_some()),
+        };
+        self.facts.string = Some(StringFacts { len, int });
+    }
+
+    fn node(&mut self, node: &NodeInfo) {
+        use ValueType::*;
+        match self.value_type {
+            ListQuicklist | ListQuicklist2 => self.open_list_node(node),
+            ListZiplist | StreamListpacks | StreamListpacks2 | StreamListpacks3 | StreamListpacks4
+            | StreamListpacks5 => {}
+            _ => self.facts.blob = Some((node.kind, node.len as u64)),
+        }
+    }
+
+    fn member(&mut self, member: Element<'_>) {
+        match self.value_type.kind() {
+            rdblens_parser::TypeKind::List => self.list_element(member),
+            _ => self.set_member(member),
+        }
+    }
+
+    fn scored(&mut self, member: Element<'_>, score: f64) {
+        self.zset_member(member, score);
+    }
+
+    fn field(&mut self, field: Element<'_>, value: Element<'_>, expire_ms: Option<i64>) {
+        self.hash_pair(field, value, expire_ms);
+    }
+
+    fn stream(&mut self, stream: &StreamValue<'_>) {
+        self.facts.count = stream.length;
+        self.facts.stream = Some(crate::model::stream::StreamFacts::collect(self.rules, stream));
+    }
+
+    fn module(&mut self, _module: &rdblens_parser::ModuleValue<'_>) {
+        self.facts.module = true;
+    }
+}

@@ -1,0 +1,93 @@
+use rdblens_analysis::acc::expiry::{auto_width, ClusterRule, ExpiryHistogram};
+
+/// Report sections, selectable with `--section`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Section {
+    Bigkeys,
+    Encodings,
+    Ttl,
+    Expiry,
+    Keys,
+    Prefixes,
+    Slots,
+    Access,
+    Findings,
+}
+
+impl Section {
+    pub const ALL: [Section; 9] = [
+        Section::Bigkeys,
+        Section::Encodings,
+        Section::Ttl,
+        Section::Expiry,
+        Section::Keys,
+        Section::Prefixes,
+        Section::Slots,
+        Section::Access,
+        Section::Findings,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Section::Bigkeys => "bigkeys",
+            Section::Encodings => "encodings",
+            Section::Ttl => "ttl",
+            Section::Expiry => "expiry",
+            Section::Keys => "keys",
+            Section::Prefixes => "prefixes",
+            Section::Slots => "slots",
+            Section::Access => "access",
+            Section::Findings => "findings",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Section> {
+        Section::ALL.into_iter().find(|sec| sec.name() == s)
+    }
+}
+
+/// Which big-key table comes first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SortBy {
+    Memory,
+    Serialized,
+    Elements,
+}
+
+/// What to render and how.
+#[derive(Clone, Debug)]
+pub struct ReportOptions {
+    pub sections: Vec<Section>,
+    /// Rows per top list in tables.
+    pub top: usize,
+    /// Expiry histogram width; `None` = chosen from the spread.
+    pub bucket_ms: Option<i64>,
+    /// Terminal width for tables; `None` = not a terminal (plain, unwrapped).
+    pub width: Option<u16>,
+    pub cluster_rule: ClusterRule,
+    pub sort: SortBy,
+}
+
+impl Default for ReportOptions {
+    fn default() -> Self {
+        ReportOptions {
+            sections: Section::ALL.to_vec(),
+            top: 20,
+            bucket_ms: None,
+            width: None,
+            cluster_rule: ClusterRule::default(),
+            sort: SortBy::Memory,
+        }
+    }
+}
+
+/// Bars drawn in an auto-width expiry histogram at most.
+pub const AUTO_BARS: i64 = 60;
+
+impl ReportOptions {
+    pub fn expiry_bucket_ms(&self, h: &ExpiryHistogram) -> i64 {
+        self.bucket_ms
+            .unwrap_or_else(|| auto_width(h, AUTO_BARS))
+            .max(h.width_ms())
+    }
+}
