@@ -101,8 +101,7 @@ pub fn key_facts<'k>(
     scratch: &mut Scratch,
 ) -> Result<KeyFacts<'k>> {
     let mut measure = Measure::default();
-    entry.visit_with(scratch, &mut measure)?;
-    let estimate = rdblens_memory::estimate(entry, profile, scratch)?;
+    let estimate = rdblens_memory::estimate_with(entry, profile, scratch, &mut measure)?;
     let stats = measure.stats;
     let serialized_bytes = entry.value.len() as u64;
     let limit = check_limits(entry.kind(), estimate.encoding, &stats, measure.all_int, profile);

@@ -59,7 +59,7 @@ pub use limits::Limits;
 pub use profile::Profile;
 pub use version::{Family, ServerVersion};
 
-use rdblens_parser::{Entry, Result, Scratch};
+use rdblens_parser::{Entry, Result, Scratch, Tee, ValueVisitor};
 
 /// The estimate for one key on one target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,10 +82,24 @@ pub struct Estimate {
 /// Estimates `entry` as `profile`'s server would hold it after loading it.
 /// Fails only if the value's bytes are malformed (the parser's error).
 pub fn estimate(entry: &Entry<'_>, profile: &Profile, scratch: &mut Scratch) -> Result<Estimate> {
+    estimate_with(entry, profile, scratch, &mut NoVisitor)
+}
+
+struct NoVisitor;
+impl ValueVisitor for NoVisitor {}
+
+/// As [`estimate`], also feeding the decoded value to `also`, so a caller
+/// that needs its own measurements does not decode the value a second time.
+pub fn estimate_with<V: ValueVisitor>(
+    entry: &Entry<'_>,
+    profile: &Profile,
+    scratch: &mut Scratch,
+    also: &mut V,
+) -> Result<Estimate> {
     let rules = rules::Rules::for_profile(profile);
     let mut collector =
         visitor::Collector::new(&rules, &profile.limits, entry.value_type, entry.format().version);
-    entry.visit_with(scratch, &mut collector)?;
+    entry.visit_with(scratch, &mut Tee(&mut collector, also))?;
     let facts = collector.finish();
 
     let key_len = entry.key.len() as u64;

@@ -60,7 +60,8 @@ pub(crate) struct Facts {
     /// Every member is an integer (intset candidate), and the widest width.
     pub all_int: bool,
     pub int_width: u64,
-    /// Sum of the target's per-member allocation (set members, zset members).
+    /// Sum of the target's per-member allocation (set and zset members; list
+    /// elements, for linked lists before 3.2).
     pub member_alloc: u64,
     /// Valkey 9+: expected skiplist node sizes (member embedded).
     pub zsl_nodes: f64,

@@ -21,26 +21,23 @@ pub fn decompress(input: &[u8], len: usize, out: &mut Vec<u8>) -> Result<(), Str
         ));
     }
     out.clear();
-    out.resize(len, 0);
+    // Reserve without zero-filling: every output byte is written exactly once.
+    out.reserve(len);
     let mut ip = 0usize;
-    let mut op = 0usize;
     while ip < input.len() {
+        let op = out.len();
         let ctrl = input[ip] as usize;
         ip += 1;
         if ctrl < 32 {
             let n = ctrl + 1;
             if ip + n > input.len() {
-                return Err(format!(
-                    "literal run of {n} bytes at input byte {} runs past the end",
-                    ip - 1
-                ));
+                return Err(format!("literal run of {n} bytes at input byte {} runs past the end", ip - 1));
             }
             if op + n > len {
                 return Err(format!("output exceeds the declared length {len}"));
             }
-            out[op..op + n].copy_from_slice(&input[ip..ip + n]);
+            out.extend_from_slice(&input[ip..ip + n]);
             ip += n;
-            op += n;
         } else {
             let mut n = ctrl >> 5;
             if n == 7 {
@@ -61,16 +58,17 @@ pub fn decompress(input: &[u8], len: usize, out: &mut Vec<u8>) -> Result<(), Str
             }
             let src = op - dist;
             if dist >= n {
-                out.copy_within(src..src + n, op);
+                out.extend_from_within(src..src + n);
             } else {
                 // Overlapping copy: byte by byte reproduces run-length patterns.
                 for i in 0..n {
-                    out[op + i] = out[src + i];
+                    let b = out[src + i];
+                    out.push(b);
                 }
             }
-            op += n;
         }
     }
+    let op = out.len();
     if op != len {
         return Err(format!("decompressed to {op} bytes, declared {len}"));
     }

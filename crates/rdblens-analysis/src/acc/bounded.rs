@@ -15,10 +15,18 @@ pub trait Mergeable: Default {
     fn merge_from(&mut self, other: &Self);
 }
 
-/// Hash used for bottom-k selection: stable across builds and hosts, which
-/// merging summaries made on different machines needs.
+/// Hash used for bottom-k selection: FNV-1a, fixed by its definition and so
+/// stable across builds and hosts, which merging summaries made on different
+/// machines needs (std's SipHash keys and algorithm are not guaranteed).
 pub fn stable_hash(name: &[u8]) -> u64 {
-    rdblens_parser::crc64(name) ^ (name.len() as u64).rotate_left(32)
+    use std::hash::Hasher;
+    let mut h = fnv::FnvHasher::default();
+    h.write(name);
+    // A final avalanche: FNV's low bits are weak for short, similar names.
+    let mut x = h.finish();
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51afd7ed558ccd);
+    x ^ (x >> 33)
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -29,8 +37,8 @@ pub struct BoundedMap<V> {
     pub entries: BTreeMap<KeyName, V>,
     /// Everything folded out of `entries`.
     pub other: V,
-    /// Names folded into `other` (counted once per partial map; an upper bound after merges).
-    pub other_names: u64,
+    /// Whether any name was folded into `other` (then `entries` is a hash-chosen sample).
+    pub folded: bool,
     #[serde(skip)]
     by_hash: BTreeSet<(u64, KeyName)>,
 }
@@ -41,7 +49,7 @@ impl<V: PartialEq> PartialEq for BoundedMap<V> {
         self.cap == o.cap
             && self.entries == o.entries
             && self.other == o.other
-            && self.other_names == o.other_names
+            && self.folded == o.folded
     }
 }
 
@@ -51,14 +59,33 @@ impl<V: Mergeable> BoundedMap<V> {
             cap: cap.max(1),
             entries: BTreeMap::new(),
             other: V::default(),
-            other_names: 0,
+            folded: false,
             by_hash: BTreeSet::new(),
         }
     }
 
     /// Whether names were folded: `entries` is then a hash-chosen sample.
     pub fn is_folded(&self) -> bool {
-        self.other_names > 0
+        self.folded
+    }
+
+    /// Distinct names folded into `other`, estimated from the bottom-k
+    /// sample (k-1 over the largest kept hash as a fraction of the hash
+    /// space): deterministic for a given set of names.
+    pub fn folded_names_estimate(&self) -> u64 {
+        if !self.folded {
+            return 0;
+        }
+        let max_hash = self
+            .entries
+            .keys()
+            .map(|k| stable_hash(k.as_bytes()))
+            .max()
+            .unwrap_or(u64::MAX)
+            .max(1);
+        let k = self.entries.len() as f64;
+        let total = (k - 1.0).max(1.0) * (u64::MAX as f64 / max_hash as f64);
+        (total - k).max(1.0).round() as u64
     }
 
     fn rebuild_index(&mut self) {
@@ -83,7 +110,7 @@ impl<V: Mergeable> BoundedMap<V> {
                 return &mut self.other;
             };
             if hash >= max_hash {
-                self.other_names += 1;
+                self.folded = true;
                 return &mut self.other;
             }
             self.evict_largest();
@@ -97,7 +124,7 @@ impl<V: Mergeable> BoundedMap<V> {
         if let Some(last) = self.by_hash.pop_last() {
             if let Some(v) = self.entries.remove(&last.1) {
                 self.other.merge_from(&v);
-                self.other_names += 1;
+                self.folded = true;
             }
         }
     }
@@ -105,7 +132,7 @@ impl<V: Mergeable> BoundedMap<V> {
     pub fn merge(&mut self, other: BoundedMap<V>) {
         self.cap = self.cap.min(other.cap);
         self.other.merge_from(&other.other);
-        self.other_names += other.other_names;
+        self.folded |= other.folded;
         self.rebuild_index();
         for (k, v) in other.entries {
             if let Some(mine) = self.entries.get_mut(&k) {

@@ -71,3 +71,49 @@ pub trait ValueVisitor {
     /// A Valkey 9.2 path-hash path, before its `fields` fields.
     fn path(&mut self, _path: Element<'_>, _fields: u64) {}
 }
+
+/// Two visitors fed by one decoding pass (so a value is never decoded twice).
+pub struct Tee<'v, A, B>(pub &'v mut A, pub &'v mut B);
+
+impl<A: ValueVisitor, B: ValueVisitor> ValueVisitor for Tee<'_, A, B> {
+    fn string(&mut self, value: RdbString<'_>) {
+        self.0.string(value);
+        self.1.string(value);
+    }
+    fn node(&mut self, node: &NodeInfo) {
+        self.0.node(node);
+        self.1.node(node);
+    }
+    fn member(&mut self, member: Element<'_>) {
+        self.0.member(member);
+        self.1.member(member);
+    }
+    fn scored(&mut self, member: Element<'_>, score: f64) {
+        self.0.scored(member, score);
+        self.1.scored(member, score);
+    }
+    fn field(&mut self, field: Element<'_>, value: Element<'_>, expire_ms: Option<i64>) {
+        self.0.field(field, value, expire_ms);
+        self.1.field(field, value, expire_ms);
+    }
+    fn stream(&mut self, stream: &StreamValue<'_>) {
+        self.0.stream(stream);
+        self.1.stream(stream);
+    }
+    fn stream_entry(&mut self, id: StreamId, pairs: &[(Element<'_>, Element<'_>)]) {
+        self.0.stream_entry(id, pairs);
+        self.1.stream_entry(id, pairs);
+    }
+    fn module(&mut self, module: &ModuleValue<'_>) {
+        self.0.module(module);
+        self.1.module(module);
+    }
+    fn array_item(&mut self, index: u64, item: ArrayItem<'_>) {
+        self.0.array_item(index, item);
+        self.1.array_item(index, item);
+    }
+    fn path(&mut self, path: Element<'_>, fields: u64) {
+        self.0.path(path, fields);
+        self.1.path(path, fields);
+    }
+}
