@@ -180,3 +180,114 @@ fn merging_partial_summaries_in_any_grouping_gives_the_whole() {
     assert_eq!(left, whole);
     assert_eq!(right, whole);
 }
+
+#[test]
+fn the_cache_page_expiry_cluster_is_found() {
+    use rdblens_analysis::acc::expiry::{detect_clusters, ClusterRule};
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/rdb");
+    for f in [
+        "redis-7.4.5/all-types.rdb",
+        "valkey-9.1.2/all-types.rdb",
+        "redis-4.0.14/all-types.rdb",
+    ] {
+        let s = analyze(&dir.join(f), 2, 16);
+        let clusters = detect_clusters(&s.keys.expiry, 1_000, ClusterRule::default());
+        assert_eq!(clusters.len(), 1, "{f}: {clusters:?}");
+        let c = &clusters[0];
+        // 40 cache:page:N keys share the millisecond 1950000000000.
+        assert_eq!(
+            (c.start_ms, c.end_ms, c.keys),
+            (1_950_000_000_000, 1_950_000_001_000, 40),
+            "{f}"
+        );
+        assert_eq!(c.namespaces, vec![("cache".to_string(), 40)], "{f}");
+        // The 30 session keys an hour apart are no cluster at 1 s, nor at 1 h.
+        assert_eq!(
+            detect_clusters(&s.keys.expiry, 3_600_000, ClusterRule::default()).len(),
+            1
+        );
+    }
+}
+
+fn synthetic<'k>(key: &'k [u8], expiry_ms: Option<i64>) -> KeyFacts<'k> {
+    KeyFacts {
+        db: 0,
+        key,
+        kind: TypeKind::String,
+        module: None,
+        rdb_type: "string",
+        encoding: rdblens_memory::Encoding::Embstr,
+        elements: 3,
+        max_element_len: 3,
+        payload_bytes: 3,
+        serialized_bytes: 4,
+        memory: 56,
+        memory_estimated: true,
+        compact_memory: None,
+        keyspace_overhead: 8,
+        expiry_ms,
+        idle_seconds: None,
+        lfu_freq: None,
+        slot: rdblens_analysis::slot::key_slot(key),
+        lzf_stored_bytes: 0,
+        lzf_uncompressed_bytes: 0,
+        limit: None,
+    }
+}
+
+#[test]
+fn a_huge_keyspace_stays_bounded_and_exact_where_it_matters() {
+    let settings = Settings {
+        top: 5,
+        separator: b':',
+        prefix_depth: 3,
+        now_ms: 0,
+        expiry_buckets: 1000,
+    };
+    let mut whole = KeyStats::new(&settings);
+    let mut parts = [KeyStats::new(&settings), KeyStats::new(&settings)];
+    let n = 60_000u64;
+    for i in 0..n {
+        let key = format!("user:{i}:profile");
+        // Expiries spread over 100,000 s: more distinct seconds than the cap.
+        let f = synthetic(
+            key.as_bytes(),
+            Some(1_000_000 + (i as i64 * 7919 % 100_000) * 1000),
+        );
+        whole.add(&f);
+        parts[(i % 2) as usize].add(&f);
+        let other = format!("ns{}:x", i % 400);
+        let g = synthetic(other.as_bytes(), None);
+        whole.add(&g);
+        parts[(i % 2) as usize].add(&g);
+    }
+    let [mut a, b] = parts;
+    a.merge(b);
+    assert_eq!(a, whole, "split and merged equals whole");
+    let root = &whole.prefixes.root;
+    assert!(root.entries.len() <= 512);
+    // "user" is one namespace with exact totals; its 60,000 ids are folded.
+    // 401 namespaces fit under the root's cap: all exact.
+    assert!(!root.is_folded());
+    assert_eq!(root.entries.len(), 401);
+    let user = root
+        .entries
+        .iter()
+        .find(|(k, _)| k.as_bytes() == b"user")
+        .map(|(_, v)| v);
+    {
+        let user = user.unwrap();
+        assert_eq!(user.totals.keys, n);
+        let ids = user.children.as_ref().unwrap();
+        assert!(ids.entries.len() <= 64 && ids.is_folded());
+        let kept: u64 = ids.entries.values().map(|c| c.totals.keys).sum();
+        assert_eq!(kept + ids.other.totals.keys, n);
+        let est = ids.folded_names_estimate() + ids.entries.len() as u64;
+        assert!((30_000..120_000).contains(&est), "distinct estimate {est}");
+    }
+    let kept: u64 = root.entries.values().map(|c| c.totals.keys).sum();
+    assert_eq!(kept, 2 * n);
+    // The expiry histogram coarsened instead of growing.
+    assert!(whole.expiry.buckets.len() <= 1000 && whole.expiry.width_ms() > 1000);
+    assert_eq!(whole.expiry.expiring_keys, n);
+}

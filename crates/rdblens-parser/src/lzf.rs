@@ -31,7 +31,10 @@ pub fn decompress(input: &[u8], len: usize, out: &mut Vec<u8>) -> Result<(), Str
         if ctrl < 32 {
             let n = ctrl + 1;
             if ip + n > input.len() {
-                return Err(format!("literal run of {n} bytes at input byte {} runs past the end", ip - 1));
+                return Err(format!(
+                    "literal run of {n} bytes at input byte {} runs past the end",
+                    ip - 1
+                ));
             }
             if op + n > len {
                 return Err(format!("output exceeds the declared length {len}"));

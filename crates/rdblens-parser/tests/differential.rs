@@ -82,7 +82,11 @@ fn theirs(path: &std::path::Path) -> Result<BTreeMap<Key, (Decoded, Option<u64>)
             }
             RdbValue::String { key, value, expiry } => (key, Decoded::String(value), expiry),
             RdbValue::List { key, values, expiry } => (key, Decoded::List(values), expiry),
-            RdbValue::Set { key, mut members, expiry } => {
+            RdbValue::Set {
+                key,
+                mut members,
+                expiry,
+            } => {
                 members.sort();
                 (key, Decoded::Set(members), expiry)
             }
@@ -91,7 +95,9 @@ fn theirs(path: &std::path::Path) -> Result<BTreeMap<Key, (Decoded, Option<u64>)
                 v.sort();
                 (key, Decoded::ZSet(v), expiry)
             }
-            RdbValue::Hash { key, values, expiry } => (key, Decoded::Hash(values.into_iter().collect()), expiry),
+            RdbValue::Hash { key, values, expiry } => {
+                (key, Decoded::Hash(values.into_iter().collect()), expiry)
+            }
             _ => continue,
         };
         assert!(out.insert((db, key), (value, expiry)).is_none(), "duplicate key");

@@ -46,10 +46,7 @@ pub struct BoundedMap<V> {
 // The hash index is derived state: equality is about the content.
 impl<V: PartialEq> PartialEq for BoundedMap<V> {
     fn eq(&self, o: &Self) -> bool {
-        self.cap == o.cap
-            && self.entries == o.entries
-            && self.other == o.other
-            && self.folded == o.folded
+        self.cap == o.cap && self.entries == o.entries && self.other == o.other && self.folded == o.folded
     }
 }
 
