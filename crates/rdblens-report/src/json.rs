@@ -217,7 +217,7 @@ pub(crate) fn prefixes_json(
             .then_with(|| a.prefix.cmp(&b.prefix))
     });
     let folded = map.is_folded().then_some(FoldedJson {
-        prefixes: map.other_names,
+        prefixes: map.folded_names_estimate(),
         totals: map.other.totals,
     });
     (out, folded)

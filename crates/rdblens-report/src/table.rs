@@ -402,7 +402,7 @@ fn prefixes(out: &mut String, s: &Summary, opts: &ReportOptions) {
         }
         if let Some(f) = &node.folded {
             t.add_row(vec![
-                Cell::new(format!("  (+{} more prefixes)", thousands(f.prefixes))),
+                Cell::new(format!("  (+~{} more prefixes)", thousands(f.prefixes))),
                 right(thousands(f.totals.keys)),
                 right(human_bytes(f.totals.memory)),
                 right(percent(f.totals.memory, k.totals.memory)),
@@ -412,7 +412,7 @@ fn prefixes(out: &mut String, s: &Summary, opts: &ReportOptions) {
     }
     if let Some(f) = folded {
         t.add_row(vec![
-            Cell::new(format!("(+{} more namespaces)", thousands(f.prefixes))),
+            Cell::new(format!("(+~{} more namespaces)", thousands(f.prefixes))),
             right(thousands(f.totals.keys)),
             right(human_bytes(f.totals.memory)),
             right(percent(f.totals.memory, k.totals.memory)),
