@@ -24,7 +24,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Analyse dumps: big keys, memory, encodings, TTLs, expiry clusters, namespaces, slots.
-    Report(report::ReportArgs),
+    Report(Box<report::ReportArgs>),
     /// Validate a dump: structure, every value, and the trailing checksum.
     /// Prints version, aux fields and key counts; exits 0 only if the file is sound.
     Check {
