@@ -119,7 +119,7 @@ mod tests {
         assert_eq!(thousands(12), "12");
         assert_eq!(quote_key(b"a\x00\n\"b"), "\"a\\x00\\n\\\"b\"");
         assert_eq!(utc(0), "1970-01-01 00:00:00");
-        assert_eq!(utc(1_950_000_000_000), "2031-10-18 22:40:00");
+        assert_eq!(utc(1_950_000_000_000), "2031-10-17 10:40:00");
         assert_eq!(bar(8, 8, 4), "████");
         assert_eq!(bar(1, 8, 4), "▌");
         assert_eq!(duration(90_000), "2m");
