@@ -9,6 +9,15 @@
 //!
 //! Memory stays bounded whatever the file size: top-N lists, histograms with
 //! bounded buckets, and bottom-k maps for namespaces and hash tags.
+//!
+//! [`map_keys_in_order`] walks the same way but hands one record per key to
+//! the caller, in file order (for per-key exports). Both take an optional
+//! [`Progress`] hook in [`Options`], told how many bytes have been walked.
+//!
+//! The per-key half of the design-rule audit runs in the same workers:
+//! [`rules`] holds the catalogue and its settings ([`Options::rules`]),
+//! [`acc::rules`] the hits, which the `rdblens-audit` crate turns into
+//! findings.
 
 pub mod acc;
 mod facts;
@@ -16,7 +25,9 @@ mod filter;
 mod keyname;
 mod limits;
 mod options;
+mod ordered;
 mod pipeline;
+pub mod rules;
 pub mod slot;
 mod summary;
 
@@ -24,6 +35,7 @@ pub use facts::{key_facts, KeyFacts};
 pub use filter::{glob_match, KeyFilter};
 pub use keyname::KeyName;
 pub use limits::LimitCheck;
-pub use options::Options;
+pub use options::{Options, Progress};
+pub use ordered::{map_keys_in_order, KeyItem};
 pub use pipeline::{analyze_bytes, profile_for};
 pub use summary::{Compression, Damage, FileInfo, KeyStats, Settings, Summary, SUMMARY_VERSION};

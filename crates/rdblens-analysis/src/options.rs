@@ -1,6 +1,32 @@
+use std::fmt;
+use std::sync::Arc;
+
 use rdblens_memory::Profile;
 
 use crate::filter::KeyFilter;
+use crate::rules::RuleConfig;
+
+/// A progress hook: called by the walker with the bytes of the file walked
+/// so far (every few MiB, and once more at the end). Cheap to clone.
+#[derive(Clone)]
+pub struct Progress(Arc<dyn Fn(u64) + Send + Sync>);
+
+impl Progress {
+    pub fn new(f: impl Fn(u64) + Send + Sync + 'static) -> Self {
+        Progress(Arc::new(f))
+    }
+
+    pub fn report(&self, bytes_done: u64) {
+        (self.0)(bytes_done)
+    }
+}
+
+// A closure has no Debug; this keeps `Options` derivable.
+impl fmt::Debug for Progress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Progress(..)")
+    }
+}
 
 /// How to analyse.
 #[derive(Clone, Debug)]
@@ -27,6 +53,10 @@ pub struct Options {
     pub batch_entries: usize,
     /// Which keys to cover.
     pub filter: KeyFilter,
+    /// Told how far the walk has got (for progress bars); never changes the result.
+    pub progress: Option<Progress>,
+    /// Design-rule settings for the per-key rules (kept in [`crate::Settings`]).
+    pub rules: RuleConfig,
 }
 
 impl Default for Options {
@@ -43,6 +73,8 @@ impl Default for Options {
             expiry_buckets: 100_000,
             batch_entries: 2048,
             filter: KeyFilter::default(),
+            progress: None,
+            rules: RuleConfig::default(),
         }
     }
 }

@@ -2,6 +2,9 @@
 //! end (cheap: lengths are prefixed) and sends batches over a bounded
 //! channel; rayon workers decode values, estimate memory and fold the facts
 //! into per-worker [`KeyStats`], which merge into one.
+//!
+//! The set-up, the walker and the per-batch decoding are shared with
+//! [`crate::ordered`], which streams one record per key in file order.
 
 use std::collections::BTreeMap;
 use std::sync::mpsc::sync_channel;
@@ -11,12 +14,16 @@ use rdblens_memory::Profile;
 use rdblens_parser::{ChecksumStatus, Entry, Error, Rdb, RdbString, Record, Scratch};
 
 use crate::facts::key_facts;
+use crate::facts::KeyFacts;
 use crate::filter::KeyFilter;
-use crate::options::Options;
+use crate::options::{Options, Progress};
 use crate::summary::{Damage, FileInfo, KeyStats, Settings, Summary, SUMMARY_VERSION};
 
 /// Bytes of values per batch: big values travel in small batches.
 const BATCH_BYTES: usize = 4 << 20;
+
+/// The progress hook is called at most once per this many bytes walked.
+const PROGRESS_STEP: u64 = 4 << 20;
 
 fn text(s: &RdbString<'_>) -> String {
     s.to_vec()
@@ -61,7 +68,7 @@ pub fn profile_for(rdb: &Rdb<'_>, aux: &BTreeMap<String, String>, opts: &Options
 
 /// What the walker learns besides the entries.
 #[derive(Default)]
-struct WalkOutcome {
+pub(crate) struct WalkOutcome {
     keys: u64,
     functions: u64,
     module_aux: u64,
@@ -69,10 +76,11 @@ struct WalkOutcome {
     error: Option<Error>,
 }
 
-fn walk<'a>(
+pub(crate) fn walk<'a>(
     rdb: &Rdb<'a>,
     batch_entries: usize,
     filter: &KeyFilter,
+    progress: Option<&Progress>,
     send: impl Fn(Vec<Entry<'a>>) -> bool,
 ) -> WalkOutcome {
     let mut out = WalkOutcome {
@@ -82,7 +90,15 @@ fn walk<'a>(
     let batch_entries = batch_entries.max(1);
     let mut batch = Vec::with_capacity(batch_entries);
     let mut batch_bytes = 0;
-    for record in rdb.records() {
+    let mut next_report = PROGRESS_STEP;
+    let mut records = rdb.records();
+    while let Some(record) = records.next() {
+        if let Some(p) = progress {
+            if records.offset() >= next_report {
+                p.report(records.offset());
+                next_report = records.offset() + PROGRESS_STEP;
+            }
+        }
         match record {
             Ok(Record::Entry(e)) => {
                 out.keys += 1;
@@ -119,7 +135,52 @@ fn walk<'a>(
     if !batch.is_empty() {
         send(batch);
     }
+    if let Some(p) = progress {
+        // A complete walk ends the bar at the file size (trailing bytes included).
+        p.report(match out.error {
+            Some(_) => records.offset(),
+            None => rdb.data().len() as u64,
+        });
+    }
     out
+}
+
+fn damage(e: &Error) -> Damage {
+    Damage {
+        offset: e.offset(),
+        message: e.to_string(),
+    }
+}
+
+/// Decodes a batch: the facts of every key the filter admits, or the damage
+/// that stopped its decoding, in batch order.
+pub(crate) fn batch_facts(
+    scratch: &mut Scratch,
+    key_buf: &mut Vec<u8>,
+    profile: &Profile,
+    filter: &KeyFilter,
+    batch: &[Entry<'_>],
+    mut each: impl FnMut(Result<&KeyFacts<'_>, Damage>),
+) {
+    for entry in batch {
+        let key: &[u8] = match entry.key {
+            RdbString::Raw(k) => k,
+            other => match other.bytes_in(key_buf, entry.offset) {
+                Ok(k) => k,
+                Err(e) => {
+                    each(Err(damage(&e)));
+                    continue;
+                }
+            },
+        };
+        if !filter.admits_key(key) {
+            continue;
+        }
+        match key_facts(entry, key, profile, scratch) {
+            Ok(facts) => each(Ok(&facts)),
+            Err(e) => each(Err(damage(&e))),
+        }
+    }
 }
 
 /// Decodes and folds one batch.
@@ -131,35 +192,24 @@ fn fold_batch(
     filter: &KeyFilter,
     batch: &[Entry<'_>],
 ) {
-    for entry in batch {
-        let key: &[u8] = match entry.key {
-            RdbString::Raw(k) => k,
-            other => match other.bytes_in(key_buf, entry.offset) {
-                Ok(k) => k,
-                Err(e) => {
-                    stats.add_damage(Damage {
-                        offset: e.offset(),
-                        message: e.to_string(),
-                    });
-                    continue;
-                }
-            },
-        };
-        if !filter.admits_key(key) {
-            continue;
-        }
-        match key_facts(entry, key, profile, scratch) {
-            Ok(facts) => stats.add(&facts),
-            Err(e) => stats.add_damage(Damage {
-                offset: e.offset(),
-                message: e.to_string(),
-            }),
-        }
-    }
+    batch_facts(scratch, key_buf, profile, filter, batch, |r| match r {
+        Ok(facts) => stats.add(facts),
+        Err(d) => stats.add_damage(d),
+    });
 }
 
-/// Analyses one file held in `data` (usually a memory map).
-pub fn analyze_bytes(data: &[u8], path: &str, opts: &Options) -> Result<Summary, Error> {
+/// What both passes need before the first key: the header, aux fields,
+/// target profile, reference time and worker pool.
+pub(crate) struct Prepared<'a> {
+    pub rdb: Rdb<'a>,
+    pub aux: BTreeMap<String, String>,
+    pub profile: Profile,
+    pub settings: Settings,
+    pub threads: usize,
+    pub pool: rayon::ThreadPool,
+}
+
+pub(crate) fn prepare<'a>(data: &'a [u8], opts: &Options) -> Result<Prepared<'a>, Error> {
     let rdb = Rdb::new(data)?;
     let aux = read_aux(&rdb);
     let profile = profile_for(&rdb, &aux, opts);
@@ -174,6 +224,7 @@ pub fn analyze_bytes(data: &[u8], path: &str, opts: &Options) -> Result<Summary,
         prefix_depth: opts.prefix_depth,
         now_ms,
         expiry_buckets: opts.expiry_buckets,
+        rules: opts.rules.clone(),
     };
     let threads = if opts.threads == 0 {
         std::thread::available_parallelism().map_or(1, |n| n.get())
@@ -189,25 +240,69 @@ pub fn analyze_bytes(data: &[u8], path: &str, opts: &Options) -> Result<Summary,
                 rdblens_parser::ErrorKind::BadValue(format!("thread pool: {e}")),
             )
         })?;
+    Ok(Prepared {
+        rdb,
+        aux,
+        profile,
+        settings,
+        threads,
+        pool,
+    })
+}
 
-    let (tx, rx) = sync_channel::<Vec<Entry<'_>>>(threads * 4);
+/// The walker's outcome when its thread panicked (a bug, reported as damage).
+pub(crate) fn walker_panicked() -> WalkOutcome {
+    WalkOutcome {
+        error: Some(Error::new(
+            0,
+            rdblens_parser::ErrorKind::BadValue("walker thread panicked".into()),
+        )),
+        ..WalkOutcome::default()
+    }
+}
+
+pub(crate) fn file_info(path: &str, p: Prepared<'_>, outcome: WalkOutcome) -> FileInfo {
+    FileInfo {
+        path: path.to_string(),
+        size: p.rdb.data().len() as u64,
+        dialect: p.rdb.dialect().to_string(),
+        rdb_version: p.rdb.version(),
+        aux: p.aux,
+        checksum: outcome.checksum,
+        profile: p.profile.name(),
+        keys: outcome.keys,
+        functions: outcome.functions,
+        module_aux: outcome.module_aux,
+        incomplete: outcome.error.as_ref().map(damage),
+    }
+}
+
+/// Analyses one file held in `data` (usually a memory map).
+pub fn analyze_bytes(data: &[u8], path: &str, opts: &Options) -> Result<Summary, Error> {
+    let p = prepare(data, opts)?;
+    let (settings, profile) = (&p.settings, &p.profile);
+    let (tx, rx) = sync_channel::<Vec<Entry<'_>>>(p.threads * 4);
     let (outcome, stats) = std::thread::scope(|scope| {
         let walker = scope.spawn(|| {
-            walk(&rdb, opts.batch_entries, &opts.filter, move |batch| {
-                tx.send(batch).is_ok()
-            })
+            walk(
+                &p.rdb,
+                opts.batch_entries,
+                &opts.filter,
+                opts.progress.as_ref(),
+                move |batch| tx.send(batch).is_ok(),
+            )
         });
-        let stats = pool.install(|| {
+        let stats = p.pool.install(|| {
             rx.into_iter()
                 .par_bridge()
                 .fold(
-                    || (KeyStats::new(&settings), Scratch::new(), Vec::new()),
+                    || (KeyStats::new(settings), Scratch::new(), Vec::new()),
                     |(mut stats, mut scratch, mut key_buf), batch| {
                         fold_batch(
                             &mut stats,
                             &mut scratch,
                             &mut key_buf,
-                            &profile,
+                            profile,
                             &opts.filter,
                             &batch,
                         );
@@ -216,43 +311,21 @@ pub fn analyze_bytes(data: &[u8], path: &str, opts: &Options) -> Result<Summary,
                 )
                 .map(|(stats, _, _)| stats)
                 .reduce(
-                    || KeyStats::new(&settings),
+                    || KeyStats::new(settings),
                     |mut a, b| {
                         a.merge(b);
                         a
                     },
                 )
         });
-        let outcome = walker.join().unwrap_or_else(|_| WalkOutcome {
-            error: Some(Error::new(
-                0,
-                rdblens_parser::ErrorKind::BadValue("walker thread panicked".into()),
-            )),
-            ..WalkOutcome::default()
-        });
+        let outcome = walker.join().unwrap_or_else(|_| walker_panicked());
         (outcome, stats)
     });
-
-    let file = FileInfo {
-        path: path.to_string(),
-        size: data.len() as u64,
-        dialect: rdb.dialect().to_string(),
-        rdb_version: rdb.version(),
-        aux,
-        checksum: outcome.checksum,
-        profile: profile.name(),
-        keys: outcome.keys,
-        functions: outcome.functions,
-        module_aux: outcome.module_aux,
-        incomplete: outcome.error.map(|e| Damage {
-            offset: e.offset(),
-            message: e.to_string(),
-        }),
-    };
+    let settings = p.settings.clone();
     Ok(Summary {
         summary_version: SUMMARY_VERSION,
         settings,
-        files: vec![file],
+        files: vec![file_info(path, p, outcome)],
         keys: stats,
     })
 }

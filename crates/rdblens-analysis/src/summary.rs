@@ -13,17 +13,19 @@ use crate::acc::hist::Histogram;
 use crate::acc::limits::Limits;
 use crate::acc::names::KeyNames;
 use crate::acc::prefix::Prefixes;
+use crate::acc::rules::RuleHits;
 use crate::acc::slots::Slots;
 use crate::acc::top::TopSet;
 use crate::acc::ttl::Ttl;
 use crate::acc::Accumulate;
 use crate::facts::KeyFacts;
+use crate::rules::RuleConfig;
 
 /// Version of the summary layout; bumped on incompatible changes.
-pub const SUMMARY_VERSION: u32 = 1;
+pub const SUMMARY_VERSION: u32 = 2;
 
 /// Settings that shape the accumulators; summaries merge only when they agree.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Settings {
     pub top: usize,
     pub separator: u8,
@@ -31,6 +33,8 @@ pub struct Settings {
     /// Reference time for TTLs, unix ms.
     pub now_ms: i64,
     pub expiry_buckets: usize,
+    /// Design-rule thresholds the per-key rules were evaluated with.
+    pub rules: RuleConfig,
 }
 
 /// LZF use across string values and blobs.
@@ -69,6 +73,8 @@ pub struct KeyStats {
     pub expiry: ExpiryHistogram,
     pub slots: Slots,
     pub access: Access,
+    /// Design-rule hits, key by key.
+    pub rules: RuleHits,
     /// Keys whose value could not be decoded (first few, by offset).
     pub damaged_keys: u64,
     pub damage: Vec<Damage>,
@@ -97,6 +103,7 @@ impl KeyStats {
             expiry: ExpiryHistogram::new(s.separator, s.expiry_buckets),
             slots: Slots::default(),
             access: Access::new(s.top),
+            rules: RuleHits::new(&s.rules, s.separator, s.now_ms),
             damaged_keys: 0,
             damage: Vec::new(),
         }
@@ -131,6 +138,7 @@ impl KeyStats {
         self.expiry.add(f);
         self.slots.add(f);
         self.access.add(f);
+        self.rules.add(f);
     }
 
     pub fn add_damage(&mut self, d: Damage) {
@@ -160,6 +168,7 @@ impl KeyStats {
         self.expiry.merge(o.expiry);
         self.slots.merge(o.slots);
         self.access.merge(o.access);
+        self.rules.merge(o.rules);
         self.damaged_keys += o.damaged_keys;
         self.damage.extend(o.damage);
         self.damage.sort_by_key(|d| d.offset);

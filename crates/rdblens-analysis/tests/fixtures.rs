@@ -140,6 +140,11 @@ fn thread_count_and_batching_do_not_change_the_summary() {
         "redis-7.4.5/all-types.rdb",
         "valkey-9.1.2/lru.rdb",
         "redis-5.0.14/lfu.rdb",
+        // Design-rule fixtures: rule hits capped at 100 per rule, many
+        // namespaces, sprawl tallies.
+        "../rules/expired.rdb",
+        "../rules/bigkeys.rdb",
+        "../rules/sprawl.rdb",
     ] {
         let path = dir.join(f);
         let one = analyze(&path, 1, 2048);
@@ -243,6 +248,7 @@ fn a_huge_keyspace_stays_bounded_and_exact_where_it_matters() {
         prefix_depth: 3,
         now_ms: 0,
         expiry_buckets: 1000,
+        rules: Default::default(),
     };
     let mut whole = KeyStats::new(&settings);
     let mut parts = [KeyStats::new(&settings), KeyStats::new(&settings)];

@@ -61,8 +61,24 @@ pub struct PrefixJson {
     pub folded: Option<FoldedJson>,
 }
 
+/// The namespace tree (section `prefixes`).
+#[derive(Serialize)]
+pub struct PrefixesJson<'s> {
+    /// The separator namespaces were split on (one ASCII character).
+    pub separator: String,
+    /// Levels aggregated (`--depth`).
+    pub depth: usize,
+    /// First-level namespaces, heaviest first.
+    pub namespaces: Vec<PrefixJson>,
+    /// First-level namespaces folded for bounded memory (null when none were).
+    pub folded: Option<FoldedJson>,
+    /// Keys whose name has no separator.
+    pub no_namespace: &'s Counter,
+}
+
 #[derive(Serialize)]
 pub struct FoldedJson {
+    /// Distinct prefixes folded (estimated from the kept sample).
     pub prefixes: u64,
     #[serde(flatten)]
     pub totals: Counter,
@@ -159,7 +175,7 @@ pub struct ReportJson<'s> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub key_names: Option<KeyNamesJson>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub prefixes: Option<Vec<PrefixJson>>,
+    pub prefixes: Option<PrefixesJson<'s>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ttl: Option<Vec<TtlBucketJson>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -168,9 +184,24 @@ pub struct ReportJson<'s> {
     pub slots: Option<SlotsJson>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub access: Option<&'s rdblens_analysis::acc::access::Access>,
+    /// Design-rule findings, most severe first (docs/audit.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub findings: Option<Vec<rdblens_audit::Finding>>,
+    /// Per-rule totals of the audit, including what the caps left out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub audit: Option<AuditJson>,
     pub compression: &'s rdblens_analysis::Compression,
     pub damaged_keys: u64,
     pub damage: &'s [rdblens_analysis::Damage],
+}
+
+/// The audit's totals (section `findings`).
+#[derive(Serialize)]
+pub struct AuditJson {
+    /// Findings per severity, listed or not (what `--fail-on` looks at).
+    pub counts: rdblens_audit::Counts,
+    /// Every rule in catalogue order.
+    pub rules: Vec<rdblens_audit::RuleSummary>,
 }
 
 fn groups<K: ToString>(map: &std::collections::BTreeMap<K, Counter>) -> Vec<Group<'_>> {
@@ -233,6 +264,7 @@ pub fn build<'s>(s: &'s Summary, opts: &ReportOptions) -> ReportJson<'s> {
     };
     let lengths = &k.key_names.lengths;
     let width = opts.expiry_bucket_ms(&k.expiry);
+    let audit = on(Section::Findings).then(|| rdblens_audit::audit(s));
     ReportJson {
         schema_version: SCHEMA_VERSION,
         tool: "rdblens",
@@ -302,7 +334,16 @@ pub fn build<'s>(s: &'s Summary, opts: &ReportOptions) -> ReportJson<'s> {
                 })
                 .collect(),
         }),
-        prefixes: on(Section::Prefixes).then(|| prefixes_json(&k.prefixes.root).0),
+        prefixes: on(Section::Prefixes).then(|| {
+            let (namespaces, folded) = prefixes_json(&k.prefixes.root);
+            PrefixesJson {
+                separator: char::from(s.settings.separator).to_string(),
+                depth: s.settings.prefix_depth,
+                namespaces,
+                folded,
+                no_namespace: &k.prefixes.unprefixed,
+            }
+        }),
         ttl: on(Section::Ttl).then(|| ttl_json(&k.ttl.buckets.keys, &k.ttl.buckets.memory)),
         expiry: on(Section::Expiry).then(|| ExpiryJson {
             bucket_ms: width,
@@ -323,6 +364,11 @@ pub fn build<'s>(s: &'s Summary, opts: &ReportOptions) -> ReportJson<'s> {
         }),
         slots: on(Section::Slots).then(|| slots_json(k, opts.top)),
         access: on(Section::Access).then_some(&k.access),
+        findings: audit.as_ref().map(|a| a.findings.clone()),
+        audit: audit.map(|a| AuditJson {
+            counts: a.counts,
+            rules: a.rules,
+        }),
         compression: &k.compression,
         damaged_keys: k.damaged_keys,
         damage: &k.damage,

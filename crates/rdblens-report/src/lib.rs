@@ -1,7 +1,9 @@
 //! Renders an analysis [`Summary`](rdblens_analysis::Summary) for people
 //! (terminal tables with histogram bars, comfy-table) or for programs (one
-//! versioned JSON schema, documented in docs/json-schema.md).
+//! versioned JSON schema, documented in docs/json-schema.md). The
+//! `findings` section renders the design-rule audit (rdblens-audit).
 
+mod findings;
 pub mod format;
 pub mod json;
 mod options;

@@ -15,7 +15,7 @@ use crate::options::{ReportOptions, Section, SortBy};
 
 const BAR_WIDTH: usize = 40;
 
-fn table(opts: &ReportOptions, header: &[&str]) -> Table {
+pub(crate) fn table(opts: &ReportOptions, header: &[&str]) -> Table {
     let mut t = Table::new();
     match opts.width {
         Some(w) => {
@@ -31,11 +31,11 @@ fn table(opts: &ReportOptions, header: &[&str]) -> Table {
     t
 }
 
-fn right(s: impl ToString) -> Cell {
+pub(crate) fn right(s: impl ToString) -> Cell {
     Cell::new(s.to_string()).set_alignment(CellAlignment::Right)
 }
 
-fn heading(out: &mut String, title: &str) {
+pub(crate) fn heading(out: &mut String, title: &str) {
     let _ = write!(out, "\n== {title} ==\n");
 }
 
@@ -500,7 +500,7 @@ pub fn render(s: &Summary, opts: &ReportOptions) -> String {
             Section::Prefixes => prefixes(&mut out, s, opts),
             Section::Slots => slots(&mut out, s, opts),
             Section::Access => access(&mut out, s, opts),
-            Section::Findings => {}
+            Section::Findings => crate::findings::render(&mut out, &rdblens_audit::audit(s), opts),
         }
     }
     out

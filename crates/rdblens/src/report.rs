@@ -5,15 +5,24 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
-use rdblens_analysis::{analyze_bytes, KeyFilter, Options, Summary};
-use rdblens_memory::Profile;
-use rdblens_parser::{RdbFile, TypeKind};
+use rdblens_analysis::{analyze_bytes, Options, Summary};
+use rdblens_parser::RdbFile;
 use rdblens_report::{ReportOptions, Section};
+
+use crate::common::{key_filter, model_config, now_ms, target_profile};
+use crate::progress::FilesProgress;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Format {
     Table,
     Json,
+}
+
+/// `--fail-on`: the least severe finding that fails the run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FailOn {
+    Warn,
+    Crit,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -58,6 +67,9 @@ pub struct ReportArgs {
     /// A redis.conf whose encoding limits apply (e.g. hash-max-listpack-entries).
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// Override one compact-encoding limit, e.g. hash-max-listpack-entries=1024 (repeatable; wins over --config).
+    #[arg(long = "limit", value_name = "NAME=VALUE")]
+    pub limits: Vec<String>,
     /// Server to estimate memory for, e.g. redis-7.2, valkey-8.1 (default: the writer of the file).
     #[arg(long)]
     pub target: Option<String>,
@@ -82,22 +94,15 @@ pub struct ReportArgs {
     /// No progress output.
     #[arg(long, short)]
     pub quiet: bool,
-}
-
-fn parse_kind(s: &str) -> Result<TypeKind> {
-    Ok(match s {
-        "string" => TypeKind::String,
-        "list" => TypeKind::List,
-        "set" => TypeKind::Set,
-        "zset" => TypeKind::ZSet,
-        "hash" => TypeKind::Hash,
-        "stream" => TypeKind::Stream,
-        "module" => TypeKind::Module,
-        "array" => TypeKind::Array,
-        other => {
-            bail!("unknown type '{other}' (expected string, list, set, zset, hash, stream, module, array)")
-        }
-    })
+    /// Design-rule settings: a TOML rules file (thresholds, caps, rules on/off; docs/audit.md).
+    #[arg(long, value_name = "FILE")]
+    pub rules: Option<PathBuf>,
+    /// Override one rule setting, e.g. big-string.warn=20KiB or key-chars.enabled=false (repeatable; wins over --rules).
+    #[arg(long = "set", value_name = "RULE.FIELD=VALUE")]
+    pub set: Vec<String>,
+    /// Exit 1 when the audit finds anything at or above this severity (for CI gates).
+    #[arg(long, value_enum)]
+    pub fail_on: Option<FailOn>,
 }
 
 fn parse_bucket(s: &str) -> Result<Option<i64>> {
@@ -111,23 +116,6 @@ fn parse_bucket(s: &str) -> Result<Option<i64>> {
     })
 }
 
-/// Reads `name value` lines of a redis.conf; limits are applied, the rest kept for the audit.
-pub fn read_config(path: &PathBuf) -> Result<Vec<(String, String)>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    Ok(text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .filter_map(|l| {
-            let (name, value) = l.split_once(char::is_whitespace)?;
-            Some((
-                name.to_ascii_lowercase(),
-                value.trim().trim_matches('"').to_string(),
-            ))
-        })
-        .collect())
-}
-
 pub fn options(args: &ReportArgs) -> Result<Options> {
     let separator = match args.separator.as_bytes() {
         [b] => *b,
@@ -136,44 +124,38 @@ pub fn options(args: &ReportArgs) -> Result<Options> {
     if !(1..=4).contains(&args.depth) {
         bail!("--depth must be 1-4, got {}", args.depth);
     }
-    let profile = match &args.target {
-        Some(t) => Some(
-            Profile::parse_target(t)
-                .map_err(anyhow::Error::msg)
-                .context("--target")?,
-        ),
-        None => None,
-    };
-    let config = match &args.config {
-        Some(path) => read_config(path)?,
-        None => Vec::new(),
-    };
-    let now_ms = args.now.map(|n| if n < 100_000_000_000 { n * 1000 } else { n });
+    let config = model_config(args.config.as_deref(), &args.limits)?;
+    // The redis.conf also tells the audit whether big keys expire lazily.
+    let rules = rdblens_audit::load(args.rules.as_deref(), &config, &args.set)?;
     Ok(Options {
         threads: args.threads,
         top: args.top,
         separator,
         prefix_depth: args.depth,
-        now_ms,
-        profile,
+        now_ms: now_ms(args.now),
+        profile: target_profile(args.target.as_deref())?,
         quantum: args.jemalloc_quantum.as_deref().and_then(|q| q.parse().ok()),
         config,
-        filter: KeyFilter {
-            dbs: args.dbs.clone(),
-            kinds: args.types.iter().map(|t| parse_kind(t)).collect::<Result<_>>()?,
-            pattern: args.pattern.as_ref().map(|p| p.as_bytes().to_vec()),
-            prefix: args.prefix.as_ref().map(|p| p.as_bytes().to_vec()),
-        },
+        rules,
+        filter: key_filter(
+            &args.dbs,
+            &args.types,
+            args.pattern.as_deref(),
+            args.prefix.as_deref(),
+        )?,
         ..Options::default()
     })
 }
 
-/// Analyses every file; the summaries merge into one.
-pub fn analyze_files(files: &[PathBuf], opts: &Options) -> Result<Summary> {
+/// Analyses every file; the summaries merge into one. `quiet` hides the
+/// progress bar (shown only for large inputs on a terminal).
+pub fn analyze_files(files: &[PathBuf], opts: &Options, quiet: bool) -> Result<Summary> {
     let mut merged: Option<Summary> = None;
+    let progress = FilesProgress::new(files, quiet);
     for path in files {
         let file = RdbFile::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
-        let summary = analyze_bytes(file.bytes(), &path.display().to_string(), opts)
+        let opts = progress.options_for(opts, file.len() as u64);
+        let summary = analyze_bytes(file.bytes(), &path.display().to_string(), &opts)
             .with_context(|| path.display().to_string())?;
         match &mut merged {
             None => merged = Some(summary),
@@ -211,8 +193,12 @@ pub fn report_options(args: &ReportArgs, to_terminal: bool) -> Result<ReportOpti
     })
 }
 
+/// The width of the terminal on standard output; `COLUMNS` when the size
+/// cannot be read.
 fn terminal_width() -> Option<u16> {
-    std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok())
+    terminal_size::terminal_size_of(std::io::stdout())
+        .map(|(terminal_size::Width(w), _)| w)
+        .or_else(|| std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()))
 }
 
 /// Checks the flags before any work: errors here are usage errors (exit 2).
@@ -222,7 +208,7 @@ pub fn prepare(args: &ReportArgs) -> Result<(Options, ReportOptions)> {
 
 /// Runs the command; returns the summary for exit-code decisions.
 pub fn run(args: &ReportArgs, opts: &Options, report_opts: ReportOptions) -> Result<Summary> {
-    let summary = analyze_files(&args.files, opts)?;
+    let summary = analyze_files(&args.files, opts, args.quiet)?;
     let stdout_tty = args.output.is_none() && std::io::stdout().is_terminal();
     let format = args.format.unwrap_or(Format::Table);
     let report_opts = ReportOptions {
@@ -238,11 +224,32 @@ pub fn run(args: &ReportArgs, opts: &Options, report_opts: ReportOptions) -> Res
             .with_context(|| format!("cannot write {}", path.display()))?,
         None => {
             let mut out = std::io::stdout().lock();
-            out.write_all(text.as_bytes())?;
-            if !text.ends_with('\n') {
-                out.write_all(b"\n")?;
-            }
+            let written = out.write_all(text.as_bytes()).and_then(|()| {
+                if text.ends_with('\n') {
+                    Ok(())
+                } else {
+                    out.write_all(b"\n")
+                }
+            });
+            crate::output::ignore_broken_pipe(written)?;
         }
     }
     Ok(summary)
+}
+
+/// `--fail-on`: why the run fails, if the audit found anything at or above
+/// the level (counting findings left out by the caps too).
+pub fn failed_audit(args: &ReportArgs, summary: &Summary) -> Option<String> {
+    let level = match args.fail_on? {
+        FailOn::Warn => rdblens_audit::Severity::Warn,
+        FailOn::Crit => rdblens_audit::Severity::Crit,
+    };
+    let audit = rdblens_audit::audit(summary);
+    let c = audit.counts;
+    audit.fails(level).then(|| {
+        format!(
+            "--fail-on {level}: the audit found {} crit and {} warn findings",
+            c.crit, c.warn
+        )
+    })
 }

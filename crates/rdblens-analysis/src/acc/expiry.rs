@@ -102,7 +102,7 @@ impl ExpiryHistogram {
         let old = std::mem::take(&mut self.buckets);
         for (start, b) in old {
             self.buckets
-                .entry(start.div_euclid(width) * width)
+                .entry(start.div_euclid(width).saturating_mul(width))
                 .or_default()
                 .merge_from(b);
         }
@@ -119,7 +119,9 @@ impl ExpiryHistogram {
         let width = width_ms.max(self.width_ms());
         let mut out: BTreeMap<i64, KeysMemory> = BTreeMap::new();
         for (&start, b) in &self.buckets {
-            let e = out.entry(start.div_euclid(width) * width).or_default();
+            let e = out
+                .entry(start.div_euclid(width).saturating_mul(width))
+                .or_default();
             e.keys += b.keys;
             e.memory += b.memory;
         }
@@ -133,7 +135,11 @@ impl Accumulate for ExpiryHistogram {
         self.expiring_keys += 1;
         self.expiring_memory += f.memory;
         let width = self.width_ms();
-        let b = self.buckets.entry(t.div_euclid(width) * width).or_default();
+        // Expiries come from the file: any i64, even i64::MIN.
+        let b = self
+            .buckets
+            .entry(t.div_euclid(width).saturating_mul(width))
+            .or_default();
         b.keys += 1;
         b.memory += f.memory;
         let ns_end = f
@@ -206,8 +212,9 @@ pub fn detect_clusters(h: &ExpiryHistogram, width_ms: i64, rule: ClusterRule) ->
     let buckets = h.rebucket(width);
     let mut spikes: Vec<(i64, KeysMemory, f64)> = Vec::new();
     for (&start, b) in &buckets {
-        let lo = start - rule.neighbours * width;
-        let hi = start + rule.neighbours * width;
+        // Saturating: expiry times come from the file and can be any i64.
+        let lo = start.saturating_sub(rule.neighbours.saturating_mul(width));
+        let hi = start.saturating_add(rule.neighbours.saturating_mul(width));
         let around: u64 = buckets
             .range(lo..=hi)
             .filter(|(&s, _)| s != start)
@@ -222,14 +229,14 @@ pub fn detect_clusters(h: &ExpiryHistogram, width_ms: i64, rule: ClusterRule) ->
     for (start, b, baseline) in spikes {
         match clusters.last_mut() {
             Some(c) if c.end_ms == start => {
-                c.end_ms += width;
+                c.end_ms = c.end_ms.saturating_add(width);
                 c.keys += b.keys;
                 c.memory += b.memory;
                 c.baseline = c.baseline.max(baseline);
             }
             _ => clusters.push(ExpiryCluster {
                 start_ms: start,
-                end_ms: start + width,
+                end_ms: start.saturating_add(width),
                 keys: b.keys,
                 memory: b.memory,
                 share: 0.0,

@@ -11,6 +11,7 @@ pub mod hist;
 pub mod limits;
 pub mod names;
 pub mod prefix;
+pub mod rules;
 pub mod slots;
 pub mod top;
 pub mod ttl;

@@ -41,7 +41,7 @@ impl NameProblem {
     ];
 }
 
-fn bad_char(b: u8) -> bool {
+pub(crate) fn bad_char(b: u8) -> bool {
     b < 0x20
         || b == 0x7f
         || matches!(
@@ -51,7 +51,7 @@ fn bad_char(b: u8) -> bool {
 }
 
 /// Braces are fine only as exactly one non-empty `{tag}`.
-fn bad_braces(key: &[u8]) -> bool {
+pub(crate) fn bad_braces(key: &[u8]) -> bool {
     let opens = key.iter().filter(|&&b| b == b'{').count();
     let closes = key.iter().filter(|&&b| b == b'}').count();
     if opens == 0 && closes == 0 {

@@ -200,3 +200,50 @@ impl Accumulate for TopSet {
         }
     }
 }
+
+/// The `n` smallest items by their own total order: the generic form of
+/// [`TopKeys`] for records that carry their own rank (rule hits order by
+/// severity, impact, then db and key). Merging keeps the same set whatever
+/// the split, because the order is total.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TopBy<T> {
+    pub n: usize,
+    /// Sorted: smallest (first reported) first.
+    pub items: Vec<T>,
+}
+
+impl<T: Ord> TopBy<T> {
+    pub fn new(n: usize) -> Self {
+        TopBy { n, items: Vec::new() }
+    }
+
+    /// Whether an item would enter the list; `cmp_to(existing)` orders the
+    /// candidate against an item already kept. Lets callers skip building
+    /// (allocating) records that would be dropped at once.
+    pub fn admits(&self, cmp_to: impl Fn(&T) -> std::cmp::Ordering) -> bool {
+        if self.n == 0 {
+            return false;
+        }
+        match self.items.get(self.n - 1) {
+            None => true,
+            Some(last) => cmp_to(last) == std::cmp::Ordering::Less,
+        }
+    }
+
+    pub fn insert(&mut self, item: T) {
+        if self.n == 0 {
+            return;
+        }
+        let pos = self.items.partition_point(|k| *k < item);
+        self.items.insert(pos, item);
+        self.items.truncate(self.n);
+    }
+
+    pub fn merge(&mut self, other: Self) {
+        self.n = self.n.min(other.n);
+        for item in other.items {
+            self.insert(item);
+        }
+        self.items.truncate(self.n);
+    }
+}

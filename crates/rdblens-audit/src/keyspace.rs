@@ -1,0 +1,311 @@
+//! Rules judged from the summary's aggregates: namespaces without expiries,
+//! cold namespaces, numbered databases, slot skew, and small-key sprawl.
+
+use rdblens_analysis::acc::rules::{namespace_of, RuleTally};
+use rdblens_analysis::rules::{RuleId, Severity};
+use rdblens_analysis::slot::key_slot;
+
+use crate::advice::advice;
+use crate::finding::{Finding, Quantity, Scope, Unit};
+use crate::outcome::{key_ref, Ctx, Outcome};
+use crate::{sprawl, text};
+
+fn finding(rule: RuleId, scope: Scope, message: String, measured: Quantity) -> Finding {
+    Finding {
+        rule,
+        severity: Severity::Info,
+        scope,
+        message,
+        measured,
+        threshold: None,
+        keys: 0,
+        memory: 0,
+        savings: None,
+        config: None,
+        advice: advice(rule).to_string(),
+        examples: Vec::new(),
+        more_keys: 0,
+        impact: 0,
+    }
+}
+
+fn namespace_scope(ns: &[u8], separator: u8) -> Scope {
+    Scope::Namespace {
+        namespace: text::namespace(ns, separator),
+    }
+}
+
+/// Keys in a namespace (first segment), from the prefix tree.
+fn namespace_keys(ctx: &Ctx<'_>, ns: &[u8]) -> Option<u64> {
+    let p = &ctx.summary.keys.prefixes;
+    if ns == [ctx.separator] {
+        return Some(p.unprefixed.keys);
+    }
+    p.root.entries.get(ns).map(|n| n.totals.keys)
+}
+
+pub(crate) fn no_ttl(ctx: &Ctx<'_>) -> Outcome {
+    let k = &ctx.summary.keys;
+    let c = &ctx.cfg.no_ttl;
+    let root = &k.prefixes.root;
+    let mut groups: Vec<(Vec<u8>, u64, u64, u64, u64)> = root
+        .entries
+        .iter()
+        .map(|(ns, n)| {
+            let (keys, memory) = (n.totals.keys, n.totals.memory);
+            (
+                ns.as_bytes().to_vec(),
+                n.ttl.keys[0],
+                n.ttl.memory[0],
+                keys,
+                memory,
+            )
+        })
+        .collect();
+    // Keys without a namespace: the global no-expiry totals minus every
+    // namespace's (the prefix tree keeps no TTL buckets for them).
+    let u = &k.prefixes.unprefixed;
+    let prefixed_memory: u64 =
+        root.entries.values().map(|n| n.ttl.memory[0]).sum::<u64>() + root.other.ttl.memory[0];
+    groups.push((
+        vec![ctx.separator],
+        u.keys.saturating_sub(u.keys_with_expiry),
+        k.ttl.buckets.memory[0].saturating_sub(prefixed_memory),
+        u.keys,
+        u.memory,
+    ));
+    let mut out = Outcome::default();
+    for (ns, no_ttl, memory, keys, ns_memory) in groups {
+        let share = no_ttl as f64 / keys.max(1) as f64;
+        if no_ttl == 0 || no_ttl < c.min_keys || share <= c.min_share {
+            continue;
+        }
+        let name = text::namespace(&ns, ctx.separator);
+        let message = format!(
+            "{} of {} keys ({}) in {name} have no expiry, holding {} ({} of the namespace's memory)",
+            text::count(no_ttl),
+            text::count(keys),
+            text::percent(share),
+            text::bytes(memory),
+            text::percent(memory as f64 / ns_memory.max(1) as f64)
+        );
+        out.keys += no_ttl;
+        out.memory += memory;
+        out.findings.push(Finding {
+            threshold: Some(Quantity::real(c.min_share, Unit::Share)),
+            keys: no_ttl,
+            memory,
+            impact: memory,
+            ..finding(
+                RuleId::NoTtl,
+                namespace_scope(&ns, ctx.separator),
+                message,
+                Quantity::share(no_ttl, keys),
+            )
+        });
+    }
+    if root.is_folded() {
+        out.note = Some("namespaces beyond the prefix tree's cap were folded and are not judged".into());
+    }
+    out.counts.add(Severity::Info, out.findings.len() as u64);
+    out
+}
+
+pub(crate) fn cold_keys(t: &RuleTally, ctx: &Ctx<'_>) -> Outcome {
+    let c = &ctx.cfg.cold_key;
+    let mut out = Outcome::from_tally(t, ctx.separator);
+    let by_idle = t.details.contains_key("idle");
+    let (threshold, cause) = if by_idle {
+        (
+            Quantity::int(c.idle.0, Unit::Seconds),
+            format!("idle for more than {}", text::duration_secs(c.idle.0)),
+        )
+    } else {
+        (
+            Quantity::int(u64::from(c.lfu_max), Unit::LfuCounter),
+            format!("with an LFU counter of at most {}", c.lfu_max),
+        )
+    };
+    let mut groups: Vec<(Option<&[u8]>, _)> = t
+        .namespaces
+        .entries
+        .iter()
+        .map(|(ns, n)| (Some(ns.as_bytes()), *n))
+        .collect();
+    if t.namespaces.other.keys > 0 {
+        groups.push((None, t.namespaces.other));
+    }
+    for (ns, n) in groups {
+        let examples: Vec<_> = t
+            .listed
+            .items
+            .iter()
+            .filter(|h| ns.is_some_and(|ns| namespace_of(h.key.as_bytes(), ctx.separator) == ns))
+            .take(5)
+            .map(|h| key_ref(h.db, &h.key))
+            .collect();
+        let (scope, which) = match ns {
+            Some(ns) => (
+                namespace_scope(ns, ctx.separator),
+                namespace_keys(ctx, ns)
+                    .map(|total| {
+                        format!(
+                            " of {} keys ({})",
+                            text::count(total),
+                            text::percent(n.keys as f64 / total.max(1) as f64)
+                        )
+                    })
+                    .unwrap_or_else(|| " keys".into()),
+            ),
+            None => (Scope::Global, " keys in namespaces not kept apart".to_string()),
+        };
+        let message = format!(
+            "{}{which} {cause}, holding {}",
+            text::count(n.keys),
+            text::bytes(n.savings)
+        );
+        out.findings.push(Finding {
+            threshold: Some(threshold),
+            keys: n.keys,
+            memory: n.memory,
+            savings: Some(n.savings),
+            more_keys: n.keys.saturating_sub(examples.len() as u64),
+            examples,
+            impact: n.savings,
+            ..finding(RuleId::ColdKey, scope, message, Quantity::int(n.keys, Unit::Keys))
+        });
+    }
+    out.counts.add(Severity::Info, out.findings.len() as u64);
+    out
+}
+
+pub(crate) fn multi_db(ctx: &Ctx<'_>) -> Outcome {
+    let mut out = Outcome::default();
+    for (&db, c) in &ctx.summary.keys.databases {
+        if db == 0 || c.keys == 0 {
+            continue;
+        }
+        out.keys += c.keys;
+        out.memory += c.memory;
+        out.findings.push(Finding {
+            keys: c.keys,
+            memory: c.memory,
+            impact: c.memory,
+            ..finding(
+                RuleId::MultiDb,
+                Scope::Database { db },
+                format!(
+                    "database {db} holds {} keys ({})",
+                    text::count(c.keys),
+                    text::bytes(c.memory)
+                ),
+                Quantity::int(c.keys, Unit::Keys),
+            )
+        });
+    }
+    out.counts.add(Severity::Info, out.findings.len() as u64);
+    out
+}
+
+pub(crate) fn hashtag_skew(ctx: &Ctx<'_>) -> Outcome {
+    let c = &ctx.cfg.hashtag_skew;
+    let slots = &ctx.summary.keys.slots;
+    let total: u64 = slots.memory.iter().sum();
+    let mean = total as f64 / slots.memory.len().max(1) as f64;
+    let mut out = Outcome::default();
+    for (slot, (&memory, &keys)) in slots.memory.iter().zip(&slots.keys).enumerate() {
+        let share = memory as f64 / total.max(1) as f64;
+        if keys < c.min_keys || share <= c.memory_share || memory as f64 <= c.mean_factor * mean {
+            continue;
+        }
+        let slot = slot as u16;
+        // The tag that put most of this memory here, if any.
+        let tag = slots
+            .hash_tags
+            .entries
+            .iter()
+            .filter(|(t, _)| key_slot(t.as_bytes()) == slot)
+            .max_by(|a, b| a.1.memory.cmp(&b.1.memory).then_with(|| b.0.cmp(a.0)))
+            .map(|(t, km)| (String::from_utf8_lossy(t.as_bytes()).into_owned(), km.keys));
+        let by_tag = tag
+            .as_ref()
+            .map(|(t, n)| format!(", {} of them with hash tag {{{t}}}", text::count(*n)))
+            .unwrap_or_default();
+        let message = format!(
+            "slot {slot} holds {} keys and {} ({} of all memory, {:.0}x the mean slot){by_tag}",
+            text::count(keys),
+            text::bytes(memory),
+            text::percent(share),
+            memory as f64 / mean.max(f64::MIN_POSITIVE)
+        );
+        out.keys += keys;
+        out.memory += memory;
+        out.findings.push(Finding {
+            severity: Severity::Warn,
+            threshold: Some(Quantity::real(c.memory_share, Unit::Share)),
+            keys,
+            memory,
+            impact: memory,
+            ..finding(
+                RuleId::HashtagSkew,
+                Scope::Slot {
+                    slot,
+                    hash_tag: tag.map(|t| t.0),
+                },
+                message,
+                Quantity::real(share, Unit::Share),
+            )
+        });
+    }
+    out.counts.add(Severity::Warn, out.findings.len() as u64);
+    out
+}
+
+pub(crate) fn small_key_sprawl(ctx: &Ctx<'_>) -> Outcome {
+    let c = &ctx.cfg.small_key_sprawl;
+    let map = &ctx.summary.keys.rules.sprawl;
+    let mut out = Outcome::default();
+    for (ns, t) in &map.entries {
+        if t.keys <= c.min_keys {
+            continue;
+        }
+        let ns = ns.as_bytes();
+        let est = sprawl::estimate(t, ns.len() as u64, c.bucket_fields);
+        // Listpack hashes need every field and value under the value limit
+        // (64 bytes by default).
+        let longest = t.max_value_len.max(t.max_field_len);
+        let config = (longest > 64).then(|| format!("hash-max-listpack-value {longest}"));
+        let message = format!(
+            "{} string keys under {} in {}; as {} hashes of ~{} fields they would take {} instead of {}",
+            text::count(t.keys),
+            text::bytes(c.max_value_bytes.0),
+            text::namespace(ns, ctx.separator),
+            text::count(est.buckets),
+            c.bucket_fields,
+            text::bytes(est.bucketed),
+            text::bytes(t.memory)
+        );
+        out.keys += t.keys;
+        out.memory += t.memory;
+        *out.savings.get_or_insert(0) += est.savings;
+        out.findings.push(Finding {
+            threshold: Some(Quantity::int(c.min_keys, Unit::Keys)),
+            keys: t.keys,
+            memory: t.memory,
+            savings: Some(est.savings),
+            config,
+            impact: est.savings,
+            ..finding(
+                RuleId::SmallKeySprawl,
+                namespace_scope(ns, ctx.separator),
+                message,
+                Quantity::int(t.keys, Unit::Keys),
+            )
+        });
+    }
+    if map.is_folded() {
+        out.note = Some("namespaces beyond the sprawl map's cap were folded and are not judged".into());
+    }
+    out.counts.add(Severity::Info, out.findings.len() as u64);
+    out
+}

@@ -1,0 +1,170 @@
+//! The `findings` section: the design-rule audit (rdblens-audit) as
+//! tables: every listed finding, most severe first, then one row per rule
+//! with what the caps left out, and what to do.
+
+use std::fmt::Write;
+
+use comfy_table::Cell;
+use rdblens_audit::{Audit, Finding, Scope};
+
+use crate::format::{duration, human_bytes, percent, short_key, thousands, utc};
+use crate::options::ReportOptions;
+use crate::table::{heading, right, table};
+
+/// Example keys shown per grouped finding.
+const EXAMPLES: usize = 3;
+
+pub fn scope_text(s: &Scope) -> String {
+    match s {
+        Scope::Key { db, key } => format!("db{db} {}", short_key(key.as_bytes())),
+        Scope::Namespace { namespace } => format!("namespace {namespace}"),
+        Scope::Window { start_ms, end_ms } => {
+            format!(
+                "{} UTC +{}",
+                utc(*start_ms),
+                duration(end_ms.saturating_sub(*start_ms))
+            )
+        }
+        Scope::Slot { slot, hash_tag } => match hash_tag {
+            Some(t) => format!("slot {slot} {{{t}}}"),
+            None => format!("slot {slot}"),
+        },
+        Scope::Database { db } => format!("db{db}"),
+        Scope::Global => "keyspace".to_string(),
+    }
+}
+
+fn finding_text(f: &Finding) -> String {
+    let mut t = f.message.clone();
+    if let Some(c) = &f.config {
+        let _ = write!(t, "; config: {c}");
+    }
+    if !f.examples.is_empty() {
+        let shown: Vec<String> = f
+            .examples
+            .iter()
+            .take(EXAMPLES)
+            .map(|k| short_key(k.key.as_bytes()))
+            .collect();
+        let more = f.keys.saturating_sub(shown.len() as u64);
+        let _ = write!(t, "; e.g. {}", shown.join(" "));
+        if more > 0 {
+            let _ = write!(t, " (+{} more)", thousands(more));
+        }
+    }
+    t
+}
+
+fn bytes_or_dash(v: Option<u64>) -> String {
+    v.map_or_else(|| "-".to_string(), human_bytes)
+}
+
+/// Renders an audit.
+pub fn render(out: &mut String, a: &Audit, opts: &ReportOptions) {
+    let c = &a.counts;
+    heading(
+        out,
+        &format!(
+            "Findings ({} crit, {} warn, {} info)",
+            thousands(c.crit),
+            thousands(c.warn),
+            thousands(c.info)
+        ),
+    );
+    if a.findings.is_empty() {
+        let _ = writeln!(out, "no findings");
+    } else {
+        let mut t = table(
+            opts,
+            &["severity", "rule", "scope", "finding", "memory", "savings"],
+        );
+        for f in &a.findings {
+            t.add_row(vec![
+                Cell::new(f.severity.name()),
+                Cell::new(f.rule.name()),
+                Cell::new(scope_text(&f.scope)),
+                Cell::new(finding_text(f)),
+                right(human_bytes(f.memory)),
+                right(bytes_or_dash(f.savings)),
+            ]);
+        }
+        let _ = writeln!(out, "{t}");
+    }
+    rules(out, a, opts);
+}
+
+fn rules(out: &mut String, a: &Audit, opts: &ReportOptions) {
+    heading(out, "Rules");
+    let mut t = table(
+        opts,
+        &[
+            "rule",
+            "findings",
+            "listed",
+            "not listed",
+            "keys",
+            "memory",
+            "savings",
+            "thresholds",
+        ],
+    );
+    for r in &a.rules {
+        let findings = if r.enabled {
+            thousands(r.counts.total())
+        } else {
+            "off".to_string()
+        };
+        t.add_row(vec![
+            Cell::new(r.rule.name()),
+            right(findings),
+            right(r.listed),
+            right(thousands(r.omitted)),
+            right(thousands(r.keys)),
+            right(human_bytes(r.memory)),
+            right(bytes_or_dash(r.savings)),
+            Cell::new(&r.thresholds),
+        ]);
+    }
+    let _ = writeln!(out, "{t}");
+    let acted: Vec<_> = a
+        .rules
+        .iter()
+        .filter(|r| r.counts.total() > 0 || r.note.is_some())
+        .collect();
+    if acted.is_empty() {
+        return;
+    }
+    heading(out, "What to do");
+    for r in acted {
+        if r.counts.total() > 0 {
+            let _ = writeln!(out, "- {}: {}", r.rule.name(), r.advice);
+        }
+        for s in &r.config {
+            let _ = writeln!(
+                out,
+                "  config `{}` makes {} keys compact again, saving {}",
+                s.directive,
+                thousands(s.keys),
+                human_bytes(s.savings)
+            );
+        }
+        if let Some(n) = &r.note {
+            let _ = writeln!(out, "  note ({}): {n}", r.rule.name());
+        }
+        if !r.namespaces.is_empty() && r.counts.total() > 1 {
+            let ns: Vec<String> = r
+                .namespaces
+                .iter()
+                .map(|n| {
+                    format!(
+                        "{} {} ({})",
+                        n.namespace,
+                        thousands(n.keys),
+                        percent(n.keys, r.keys)
+                    )
+                })
+                .collect();
+            let _ = writeln!(out, "  where: {}", ns.join(", "));
+        }
+    }
+}

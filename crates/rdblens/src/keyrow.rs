@@ -1,0 +1,240 @@
+//! One record per key for `rdblens keys`, as CSV or JSON lines.
+//!
+//! The first eight columns are those of the redis-rdb-tools memory report
+//! (`rdb -c memory`), with the same names, order and value formats, so
+//! spreadsheets and scripts written for it keep working; rdblens' own
+//! columns follow. The column list is documented in docs/keys.md.
+
+use std::io::{self, Write};
+
+use rdblens_analysis::KeyFacts;
+use rdblens_parser::{escape_bytes, TypeKind};
+use serde::Serialize;
+
+/// One key. Field order is column order; names are the CSV header and the
+/// JSON field names.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct KeyRow {
+    pub database: u64,
+    /// redis-rdb-tools' type names (`sortedset` for zsets).
+    #[serde(rename = "type")]
+    pub type_name: &'static str,
+    /// The key; escaped the redis-cli way (`\xNN`) when not valid UTF-8.
+    pub key: String,
+    /// Estimated memory (MEMORY USAGE); the serialized size for opaque module values.
+    pub size_in_bytes: u64,
+    pub encoding: &'static str,
+    pub num_elements: u64,
+    pub len_largest_element: u64,
+    /// `YYYY-MM-DDTHH:MM:SS[.ffffff]`, UTC, as redis-rdb-tools writes it.
+    pub expiry: Option<String>,
+    pub expiry_ms: Option<i64>,
+    /// Expiry minus the reference time (`--now`, default the snapshot's ctime); <= 0: already expired.
+    pub ttl_ms: Option<i64>,
+    pub serialized_bytes: u64,
+    pub rdb_type: &'static str,
+    /// Module type name for module values (`hellotype`, `ReJSON-RL`...).
+    pub module: Option<String>,
+    pub idle_seconds: Option<u64>,
+    pub lfu_freq: Option<u8>,
+    pub slot: u16,
+    /// Whether `key` was escaped (the key bytes were not valid UTF-8).
+    pub key_escaped: bool,
+}
+
+/// The type column as redis-rdb-tools names it.
+fn rdb_tools_type(kind: TypeKind) -> &'static str {
+    match kind {
+        TypeKind::ZSet => "sortedset",
+        other => other.name(),
+    }
+}
+
+impl KeyRow {
+    pub fn from_facts(f: &KeyFacts<'_>, now_ms: i64) -> Self {
+        let (key, key_escaped) = match std::str::from_utf8(f.key) {
+            Ok(text) => (text.to_string(), false),
+            Err(_) => (escape_bytes(f.key), true),
+        };
+        KeyRow {
+            database: f.db,
+            type_name: rdb_tools_type(f.kind),
+            key,
+            size_in_bytes: f.memory,
+            encoding: f.encoding.as_str(),
+            num_elements: f.elements,
+            len_largest_element: f.max_element_len,
+            expiry: f.expiry_ms.map(iso_utc),
+            expiry_ms: f.expiry_ms,
+            ttl_ms: f.expiry_ms.map(|e| e.saturating_sub(now_ms)),
+            serialized_bytes: f.serialized_bytes,
+            rdb_type: f.rdb_type,
+            module: f.module.clone(),
+            idle_seconds: f.idle_seconds,
+            lfu_freq: f.lfu_freq,
+            slot: f.slot,
+            key_escaped,
+        }
+    }
+}
+
+/// Unix ms as Python's `datetime.isoformat()` of a naive UTC datetime, the
+/// format redis-rdb-tools uses: microseconds only when not zero.
+pub fn iso_utc(ms: i64) -> String {
+    // rdblens_report::format::utc gives "YYYY-MM-DD HH:MM:SS".
+    let mut s = rdblens_report::format::utc(ms).replacen(' ', "T", 1);
+    let frac = ms.rem_euclid(1000);
+    if frac != 0 {
+        s.push_str(&format!(".{:06}", frac * 1000));
+    }
+    s
+}
+
+/// The I/O error inside a csv error, kind intact (`From` would wrap it as
+/// `Other`, hiding a closed pipe).
+fn csv_io(e: csv::Error) -> io::Error {
+    match e.into_kind() {
+        csv::ErrorKind::Io(e) => e,
+        other => io::Error::other(format!("{other:?}")),
+    }
+}
+
+/// Writes rows as CSV (with a header) or as one JSON object per line.
+pub enum RowWriter<W: Write> {
+    // Boxed: the csv writer carries its own buffer and state (~350 bytes).
+    Csv(Box<csv::Writer<W>>),
+    Jsonl(W),
+}
+
+impl<W: Write> RowWriter<W> {
+    pub fn csv(out: W) -> Self {
+        // The csv crate quotes a field only when it must (delimiter, quote,
+        // CR or LF inside), doubling quotes, as RFC 4180 asks. The header is
+        // written by `header`, so that a file with no keys still has one.
+        RowWriter::Csv(Box::new(
+            csv::WriterBuilder::new().has_headers(false).from_writer(out),
+        ))
+    }
+
+    pub fn jsonl(out: W) -> Self {
+        RowWriter::Jsonl(out)
+    }
+
+    /// The CSV header (JSON lines have none).
+    pub fn header(&mut self) -> io::Result<()> {
+        match self {
+            RowWriter::Csv(w) => w.write_record(COLUMNS).map_err(csv_io),
+            RowWriter::Jsonl(_) => Ok(()),
+        }
+    }
+
+    pub fn write(&mut self, row: &KeyRow) -> io::Result<()> {
+        match self {
+            RowWriter::Csv(w) => w.serialize(row).map_err(csv_io),
+            RowWriter::Jsonl(w) => {
+                serde_json::to_writer(&mut *w, row)?;
+                w.write_all(b"\n")
+            }
+        }
+    }
+
+    pub fn flush(&mut self) -> io::Result<()> {
+        match self {
+            RowWriter::Csv(w) => w.flush(),
+            RowWriter::Jsonl(w) => w.flush(),
+        }
+    }
+}
+
+/// The CSV header: the field names of [`KeyRow`], in order (a test checks
+/// that they agree).
+pub const COLUMNS: [&str; 17] = [
+    "database",
+    "type",
+    "key",
+    "size_in_bytes",
+    "encoding",
+    "num_elements",
+    "len_largest_element",
+    "expiry",
+    "expiry_ms",
+    "ttl_ms",
+    "serialized_bytes",
+    "rdb_type",
+    "module",
+    "idle_seconds",
+    "lfu_freq",
+    "slot",
+    "key_escaped",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iso_times_like_rdb_tools() {
+        assert_eq!(iso_utc(0), "1970-01-01T00:00:00");
+        assert_eq!(iso_utc(1_893_456_000_000), "2030-01-01T00:00:00");
+        assert_eq!(iso_utc(1_893_456_000_123), "2030-01-01T00:00:00.123000");
+        assert_eq!(iso_utc(-1), "1969-12-31T23:59:59.999000");
+    }
+
+    fn row(key: &str) -> KeyRow {
+        KeyRow {
+            database: 0,
+            type_name: "sortedset",
+            key: key.into(),
+            size_in_bytes: 1,
+            encoding: "listpack",
+            num_elements: 2,
+            len_largest_element: 3,
+            expiry: Some(iso_utc(1_000)),
+            expiry_ms: Some(1_000),
+            ttl_ms: Some(-5),
+            serialized_bytes: 4,
+            rdb_type: "zset_listpack",
+            module: None,
+            idle_seconds: None,
+            lfu_freq: Some(5),
+            slot: 7,
+            key_escaped: false,
+        }
+    }
+
+    #[test]
+    fn columns_are_the_field_names_in_order() {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        w.serialize(row("k")).unwrap();
+        let text = String::from_utf8(w.into_inner().unwrap()).unwrap();
+        assert_eq!(text.lines().next().unwrap(), COLUMNS.join(","));
+    }
+
+    #[test]
+    fn csv_quotes_only_when_needed_and_jsonl_is_one_line() {
+        let mut out = Vec::new();
+        let mut w = RowWriter::csv(&mut out);
+        w.header().unwrap();
+        w.write(&row("plain")).unwrap();
+        w.write(&row("a,\"b\"\nc")).unwrap();
+        w.flush().unwrap();
+        drop(w);
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        assert_eq!(
+            lines[1],
+            "0,sortedset,plain,1,listpack,2,3,1970-01-01T00:00:01,1000,-5,4,zset_listpack,,,5,7,false\n"
+        );
+        assert!(lines[2].starts_with("0,sortedset,\"a,\"\"b\"\"\n"), "{text}");
+        let mut out = Vec::new();
+        let mut w = RowWriter::jsonl(&mut out);
+        w.header().unwrap();
+        w.write(&row("a\nb")).unwrap();
+        drop(w);
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(text.lines().count(), 1);
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["key"], "a\nb");
+        assert_eq!(v["module"], serde_json::Value::Null);
+    }
+}

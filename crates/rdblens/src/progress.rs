@@ -1,0 +1,98 @@
+//! The progress bar on standard error (bytes walked of all inputs, rate,
+//! ETA). Shown only when it helps: standard error is a terminal, the inputs
+//! are large, and `--quiet` was not given. It never touches standard output.
+
+use std::cell::Cell;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use rdblens_analysis::{Options, Progress};
+
+/// Inputs smaller than this finish too fast for a bar to be worth drawing.
+pub const MIN_BYTES: u64 = 64 << 20;
+
+const TEMPLATE: &str =
+    "{spinner} [{elapsed_precise}] [{wide_bar}] {bytes}/{total_bytes} ({binary_bytes_per_sec}, ETA {eta})";
+
+pub fn should_show(quiet: bool, stderr_is_terminal: bool, total_bytes: u64) -> bool {
+    !quiet && stderr_is_terminal && total_bytes > MIN_BYTES
+}
+
+/// One bar over several files walked one after the other.
+pub struct FilesProgress {
+    bar: Option<ProgressBar>,
+    /// Bytes of the files already walked.
+    base: Cell<u64>,
+}
+
+impl FilesProgress {
+    pub fn new(files: &[PathBuf], quiet: bool) -> Self {
+        // Unreadable files count as empty here; opening them reports the error.
+        let total: u64 = files
+            .iter()
+            .filter_map(|f| std::fs::metadata(f).ok())
+            .map(|m| m.len())
+            .sum();
+        let bar = should_show(quiet, std::io::stderr().is_terminal(), total).then(|| {
+            let style =
+                ProgressStyle::with_template(TEMPLATE).unwrap_or_else(|_| ProgressStyle::default_bar());
+            ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr()).with_style(style)
+        });
+        FilesProgress {
+            bar,
+            base: Cell::new(0),
+        }
+    }
+
+    /// `opts` with a hook that moves the bar through the next file, of `len` bytes.
+    pub fn options_for(&self, opts: &Options, len: u64) -> Options {
+        let mut opts = opts.clone();
+        if let Some(bar) = &self.bar {
+            let base = self.base.get();
+            self.base.set(base + len);
+            let bar = bar.clone();
+            opts.progress = Some(Progress::new(move |done| bar.set_position(base + done.min(len))));
+        }
+        opts
+    }
+}
+
+impl FilesProgress {
+    /// Prints a line on standard error without garbling the bar.
+    pub fn eprintln(&self, line: &str) {
+        match &self.bar {
+            Some(bar) => bar.suspend(|| eprintln!("{line}")),
+            None => eprintln!("{line}"),
+        }
+    }
+}
+
+impl Drop for FilesProgress {
+    /// The bar is cleared before anything is printed after it.
+    fn drop(&mut self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_for_large_inputs_on_a_terminal_without_quiet() {
+        assert!(should_show(false, true, MIN_BYTES + 1));
+        assert!(!should_show(true, true, MIN_BYTES + 1));
+        assert!(!should_show(false, false, MIN_BYTES + 1));
+        assert!(!should_show(false, true, MIN_BYTES));
+    }
+
+    #[test]
+    fn hidden_bars_leave_the_options_alone() {
+        let p = FilesProgress::new(&[], false);
+        assert!(p.bar.is_none());
+        assert!(p.options_for(&Options::default(), 10).progress.is_none());
+    }
+}
