@@ -8,8 +8,9 @@
 
 use std::collections::BTreeMap;
 use std::sync::mpsc::sync_channel;
+use std::sync::Mutex;
 
-use rayon::iter::{ParallelBridge, ParallelIterator};
+use rayon::iter::{IntoParallelIterator, ParallelIterator};
 use rdblens_memory::Profile;
 use rdblens_parser::{ChecksumStatus, Entry, Error, Rdb, RdbString, Record, Scratch};
 
@@ -292,12 +293,21 @@ pub fn analyze_bytes(data: &[u8], path: &str, opts: &Options) -> Result<Summary,
                 move |batch| tx.send(batch).is_ok(),
             )
         });
-        let stats = p.pool.install(|| {
-            rx.into_iter()
-                .par_bridge()
-                .fold(
-                    || (KeyStats::new(settings), Scratch::new(), Vec::new()),
-                    |(mut stats, mut scratch, mut key_buf), batch| {
+        // One accumulator per worker, merged once at the end: far fewer
+        // merges (and 16384-slot tables) than a fold per stolen job.
+        let rx = Mutex::new(rx);
+        let parts: Vec<KeyStats> = p.pool.install(|| {
+            (0..p.threads)
+                .into_par_iter()
+                .map(|_| {
+                    let mut stats = KeyStats::new(settings);
+                    let (mut scratch, mut key_buf) = (Scratch::new(), Vec::new());
+                    loop {
+                        let batch = match rx.lock() {
+                            Ok(rx) => rx.recv(),
+                            Err(_) => break,
+                        };
+                        let Ok(batch) = batch else { break };
                         fold_batch(
                             &mut stats,
                             &mut scratch,
@@ -306,18 +316,16 @@ pub fn analyze_bytes(data: &[u8], path: &str, opts: &Options) -> Result<Summary,
                             &opts.filter,
                             &batch,
                         );
-                        (stats, scratch, key_buf)
-                    },
-                )
-                .map(|(stats, _, _)| stats)
-                .reduce(
-                    || KeyStats::new(settings),
-                    |mut a, b| {
-                        a.merge(b);
-                        a
-                    },
-                )
+                    }
+                    stats
+                })
+                .collect()
         });
+        let mut parts = parts.into_iter();
+        let mut stats = parts.next().unwrap_or_else(|| KeyStats::new(settings));
+        for part in parts {
+            stats.merge(part);
+        }
         let outcome = walker.join().unwrap_or_else(|_| walker_panicked());
         (outcome, stats)
     });

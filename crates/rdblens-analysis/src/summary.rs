@@ -4,6 +4,8 @@
 
 use std::collections::BTreeMap;
 
+use rdblens_memory::Encoding;
+use rdblens_parser::TypeKind;
 use serde::{Deserialize, Serialize};
 
 use crate::acc::access::Access;
@@ -112,10 +114,19 @@ impl KeyStats {
     pub fn add(&mut self, f: &KeyFacts<'_>) {
         self.totals.add(f);
         self.databases.entry(f.db).or_default().add(f);
-        let type_name = f.type_name();
-        count(&mut self.types, &type_name, f);
-        let encoding = format!("{} {}", f.kind.name(), f.encoding.as_str());
-        count(&mut self.encodings, &encoding, f);
+        // Names are static for all but module types: no allocation per key.
+        match &f.module {
+            None => count(&mut self.types, f.kind.name(), f),
+            Some(_) => count(&mut self.types, &f.type_name(), f),
+        }
+        match type_encoding_name(f.kind, f.encoding) {
+            Some(name) => count(&mut self.encodings, name, f),
+            None => count(
+                &mut self.encodings,
+                &format!("{} {}", f.kind.name(), f.encoding.as_str()),
+                f,
+            ),
+        }
         count(&mut self.rdb_types, f.rdb_type, f);
         match self.elements.get_mut(f.kind.name()) {
             Some(h) => h.add(f.elements),
@@ -174,6 +185,36 @@ impl KeyStats {
         self.damage.sort_by_key(|d| d.offset);
         self.damage.truncate(DAMAGE_KEPT);
     }
+}
+
+/// "type encoding" for the combinations servers produce.
+fn type_encoding_name(kind: TypeKind, encoding: Encoding) -> Option<&'static str> {
+    use Encoding as E;
+    use TypeKind as K;
+    Some(match (kind, encoding) {
+        (K::String, E::Int) => "string int",
+        (K::String, E::Embstr) => "string embstr",
+        (K::String, E::Raw) => "string raw",
+        (K::List, E::Listpack) => "list listpack",
+        (K::List, E::Quicklist) => "list quicklist",
+        (K::List, E::Ziplist) => "list ziplist",
+        (K::List, E::Linkedlist) => "list linkedlist",
+        (K::Set, E::Intset) => "set intset",
+        (K::Set, E::Listpack) => "set listpack",
+        (K::Set, E::Hashtable) => "set hashtable",
+        (K::ZSet, E::Listpack) => "zset listpack",
+        (K::ZSet, E::Ziplist) => "zset ziplist",
+        (K::ZSet, E::Skiplist) => "zset skiplist",
+        (K::Hash, E::Listpack) => "hash listpack",
+        (K::Hash, E::ListpackEx) => "hash listpackex",
+        (K::Hash, E::Ziplist) => "hash ziplist",
+        (K::Hash, E::Zipmap) => "hash zipmap",
+        (K::Hash, E::Hashtable) => "hash hashtable",
+        (K::Stream, E::Stream) => "stream stream",
+        (K::Stream, E::Unknown) => "stream unknown",
+        (K::Module, E::Raw) => "module raw",
+        _ => return None,
+    })
 }
 
 fn count(map: &mut BTreeMap<String, Counter>, name: &str, f: &KeyFacts<'_>) {

@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::bounded::{BoundedMap, Mergeable};
+use super::bounded::Mergeable;
+use super::sample::SmallSample;
 use super::Accumulate;
 use crate::facts::KeyFacts;
 
@@ -44,7 +45,7 @@ pub struct ExpiryBucket {
     pub keys: u64,
     pub memory: u64,
     /// First-level namespace of the keys in this bucket.
-    pub namespaces: BoundedMap<KeysMemory>,
+    pub namespaces: SmallSample,
 }
 
 impl Default for ExpiryBucket {
@@ -52,7 +53,7 @@ impl Default for ExpiryBucket {
         ExpiryBucket {
             keys: 0,
             memory: 0,
-            namespaces: BoundedMap::new(NAMESPACES_PER_BUCKET),
+            namespaces: SmallSample::new(NAMESPACES_PER_BUCKET),
         }
     }
 }
@@ -147,9 +148,13 @@ impl Accumulate for ExpiryHistogram {
             .iter()
             .position(|&c| c == self.separator)
             .unwrap_or(f.key.len());
-        let ns = b.namespaces.slot(&f.key[..ns_end]);
-        ns.keys += 1;
-        ns.memory += f.memory;
+        b.namespaces.add(
+            &f.key[..ns_end],
+            KeysMemory {
+                keys: 1,
+                memory: f.memory,
+            },
+        );
         self.fit();
     }
 

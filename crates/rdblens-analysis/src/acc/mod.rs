@@ -12,6 +12,7 @@ pub mod limits;
 pub mod names;
 pub mod prefix;
 pub mod rules;
+pub mod sample;
 pub mod slots;
 pub mod top;
 pub mod ttl;
