@@ -28,6 +28,7 @@ mod options;
 mod ordered;
 mod pipeline;
 pub mod rules;
+pub mod shard;
 pub mod slot;
 mod summary;
 
@@ -38,4 +39,5 @@ pub use limits::LimitCheck;
 pub use options::{Options, Progress};
 pub use ordered::{map_keys_in_order, KeyItem};
 pub use pipeline::{analyze_bytes, profile_for};
+pub use shard::ShardStats;
 pub use summary::{Compression, Damage, FileInfo, KeyStats, Settings, Summary, SUMMARY_VERSION};

@@ -57,6 +57,10 @@ pub struct Options {
     pub progress: Option<Progress>,
     /// Design-rule settings for the per-key rules (kept in [`crate::Settings`]).
     pub rules: RuleConfig,
+    /// Read files of a version newer than any known (Redis 15+, Valkey 82+)
+    /// with the newest layout known, up to the first type byte or opcode it
+    /// does not have (`--skip-unknown`); the file then carries a warning.
+    pub skip_unknown: bool,
 }
 
 impl Default for Options {
@@ -75,6 +79,7 @@ impl Default for Options {
             filter: KeyFilter::default(),
             progress: None,
             rules: RuleConfig::default(),
+            skip_unknown: false,
         }
     }
 }

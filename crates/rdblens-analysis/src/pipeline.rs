@@ -74,6 +74,8 @@ pub(crate) struct WalkOutcome {
     functions: u64,
     module_aux: u64,
     checksum: String,
+    /// Problems that did not stop the walk (a checksum mismatch).
+    warnings: Vec<String>,
     error: Option<Error>,
 }
 
@@ -118,7 +120,14 @@ pub(crate) fn walk<'a>(
             Ok(Record::Function { .. }) | Ok(Record::FunctionPreGa { .. }) => out.functions += 1,
             Ok(Record::ModuleAux(_)) => out.module_aux += 1,
             Ok(Record::Eof(eof)) => {
-                out.checksum = match rdb.checksum_status(&eof) {
+                let status = rdb.checksum_status(&eof);
+                if let ChecksumStatus::Mismatch { stored, computed } = status {
+                    out.warnings.push(format!(
+                        "checksum mismatch: the file stores 0x{stored:016x}, its bytes hash to \
+                         0x{computed:016x}: the file is damaged and some figures may be wrong"
+                    ));
+                }
+                out.checksum = match status {
                     ChecksumStatus::Valid(_) => "valid",
                     ChecksumStatus::Mismatch { .. } => "mismatch",
                     ChecksumStatus::Disabled => "disabled",
@@ -211,7 +220,11 @@ pub(crate) struct Prepared<'a> {
 }
 
 pub(crate) fn prepare<'a>(data: &'a [u8], opts: &Options) -> Result<Prepared<'a>, Error> {
-    let rdb = Rdb::new(data)?;
+    let rdb = if opts.skip_unknown {
+        Rdb::new_allowing_newer(data)?
+    } else {
+        Rdb::new(data)?
+    };
     let aux = read_aux(&rdb);
     let profile = profile_for(&rdb, &aux, opts);
     let now_ms = opts.now_ms.unwrap_or_else(|| {
@@ -275,7 +288,25 @@ pub(crate) fn file_info(path: &str, p: Prepared<'_>, outcome: WalkOutcome) -> Fi
         functions: outcome.functions,
         module_aux: outcome.module_aux,
         incomplete: outcome.error.as_ref().map(damage),
+        warnings: newer_version_warning(&p.rdb)
+            .into_iter()
+            .chain(outcome.warnings)
+            .collect(),
+        shard: None,
     }
+}
+
+/// A file of a version newer than any known, read with `skip_unknown`.
+fn newer_version_warning(rdb: &Rdb<'_>) -> Option<String> {
+    let format = rdb.format();
+    format.is_newer_than_known().then(|| {
+        let newest = rdblens_parser::Format::newest_known(format.dialect);
+        format!(
+            "{} RDB version {} is newer than any rdblens knows: read as RDB {newest}, up to the first \
+             type or opcode RDB {newest} does not have",
+            format.dialect, format.version
+        )
+    })
 }
 
 /// Analyses one file held in `data` (usually a memory map).
@@ -333,7 +364,7 @@ pub fn analyze_bytes(data: &[u8], path: &str, opts: &Options) -> Result<Summary,
     Ok(Summary {
         summary_version: SUMMARY_VERSION,
         settings,
-        files: vec![file_info(path, p, outcome)],
+        files: vec![file_info(path, p, outcome).with_shard(&stats)],
         keys: stats,
     })
 }

@@ -22,9 +22,10 @@ use crate::acc::ttl::Ttl;
 use crate::acc::Accumulate;
 use crate::facts::KeyFacts;
 use crate::rules::RuleConfig;
+use crate::shard::ShardStats;
 
 /// Version of the summary layout; bumped on incompatible changes.
-pub const SUMMARY_VERSION: u32 = 2;
+pub const SUMMARY_VERSION: u32 = 3;
 
 /// Settings that shape the accumulators; summaries merge only when they agree.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -37,6 +38,38 @@ pub struct Settings {
     pub expiry_buckets: usize,
     /// Design-rule thresholds the per-key rules were evaluated with.
     pub rules: RuleConfig,
+}
+
+impl Settings {
+    /// What differs from `other`, by command-line flag, ignoring the
+    /// reference time (each file's TTLs are relative to its own snapshot,
+    /// so shards taken seconds apart still merge). Empty: they merge.
+    pub fn differences(&self, other: &Settings) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.top != other.top {
+            out.push(format!("--top {} vs {}", self.top, other.top));
+        }
+        if self.separator != other.separator {
+            out.push(format!(
+                "--separator '{}' vs '{}'",
+                char::from(self.separator),
+                char::from(other.separator)
+            ));
+        }
+        if self.prefix_depth != other.prefix_depth {
+            out.push(format!("--depth {} vs {}", self.prefix_depth, other.prefix_depth));
+        }
+        if self.expiry_buckets != other.expiry_buckets {
+            out.push(format!(
+                "expiry buckets kept {} vs {}",
+                self.expiry_buckets, other.expiry_buckets
+            ));
+        }
+        if self.rules != other.rules {
+            out.push("design-rule settings (--rules, --set, --config) differ".into());
+        }
+        out
+    }
 }
 
 /// LZF use across string values and blobs.
@@ -245,6 +278,21 @@ pub struct FileInfo {
     pub module_aux: u64,
     /// Why and where the walk stopped, when the file is damaged or truncated.
     pub incomplete: Option<Damage>,
+    /// What is wrong with the file without stopping the walk: a checksum
+    /// mismatch, a version newer than known read with `skip_unknown`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+    /// The file's own figures, for the per-shard breakdown of a combined report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardStats>,
+}
+
+impl FileInfo {
+    /// With the per-shard figures of `keys`, this file's statistics.
+    pub fn with_shard(mut self, keys: &KeyStats) -> Self {
+        self.shard = Some(ShardStats::of(keys));
+        self
+    }
 }
 
 /// The result of an analysis.
@@ -261,14 +309,11 @@ impl Summary {
     pub fn merge(&mut self, other: Summary) -> Result<(), String> {
         // Each file's TTLs are relative to its own snapshot time, so shards
         // taken seconds apart still merge.
-        let comparable = Settings {
-            now_ms: self.settings.now_ms,
-            ..other.settings.clone()
-        };
-        if self.settings != comparable {
+        let differences = self.settings.differences(&other.settings);
+        if !differences.is_empty() {
             return Err(format!(
-                "summaries were made with different settings: {:?} vs {:?}",
-                self.settings, other.settings
+                "summaries were made with different settings: {}",
+                differences.join("; ")
             ));
         }
         self.files.extend(other.files);

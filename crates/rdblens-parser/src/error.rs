@@ -38,14 +38,17 @@ pub enum ErrorKind {
         version: u32,
         supported: &'static str,
     },
-    #[error("unknown value type byte {byte} (0x{byte:02x}) for {dialect} RDB version {version}")]
+    /// A type byte (or, from 0xF0, a record opcode) the file's version does
+    /// not have. Nothing after it can be read: only the type tells where a
+    /// record ends.
+    #[error("{}", crate::format::describe_unknown_byte(*.byte, *.dialect, *.version))]
     UnknownType {
         byte: u8,
         dialect: Dialect,
         version: u32,
     },
     #[error("unsupported value type {0}: {1}")]
-    UnsupportedType(&'static str, &'static str),
+    UnsupportedType(&'static str, String),
     #[error("invalid length encoding byte 0x{0:02x}")]
     BadLength(u8),
     #[error("a special string encoding (0x{0:02x}) where a plain length was expected")]

@@ -12,9 +12,41 @@ pub struct Format {
     pub version: u32,
 }
 
+/// The newest RDB version of each dialect whose layout this parser knows.
+pub const NEWEST_REDIS: u32 = 14;
+pub const NEWEST_VALKEY: u32 = 81;
+
 impl Format {
     /// Reads the 9-byte magic.
     pub fn from_magic(data: &[u8]) -> Result<Format, ErrorKind> {
+        Self::read_magic(data, false)
+    }
+
+    /// As [`Format::from_magic`], but also accepts versions newer than any
+    /// this parser knows (Redis 15+, Valkey 82+). Such a file is read with
+    /// the newest layout known: servers add types and opcodes in new versions
+    /// but keep the old ones, so everything up to the first type byte or
+    /// opcode this parser does not know reads as it would in the newest
+    /// known version, and that byte stops the walk with an error.
+    pub fn from_magic_allowing_newer(data: &[u8]) -> Result<Format, ErrorKind> {
+        Self::read_magic(data, true)
+    }
+
+    /// The newest version of `dialect` whose layout is known.
+    pub fn newest_known(dialect: Dialect) -> u32 {
+        match dialect {
+            Dialect::Redis => NEWEST_REDIS,
+            Dialect::Valkey => NEWEST_VALKEY,
+        }
+    }
+
+    /// A version newer than any this parser knows (only from
+    /// [`Format::from_magic_allowing_newer`]).
+    pub fn is_newer_than_known(&self) -> bool {
+        self.version > Self::newest_known(self.dialect)
+    }
+
+    fn read_magic(data: &[u8], allow_newer: bool) -> Result<Format, ErrorKind> {
         if data.len() >= 9 {
             let digits = |d: &[u8]| -> Option<u32> {
                 d.iter().try_fold(0u32, |acc, &c| {
@@ -30,9 +62,9 @@ impl Format {
             };
             if let Some(version) = version {
                 let ok = match dialect {
-                    Dialect::Redis => (1..=14).contains(&version),
-                    Dialect::Valkey => (80..=81).contains(&version),
-                };
+                    Dialect::Redis => (1..=NEWEST_REDIS).contains(&version),
+                    Dialect::Valkey => (80..=NEWEST_VALKEY).contains(&version),
+                } || allow_newer && version > Self::newest_known(dialect);
                 if !ok {
                     return Err(ErrorKind::UnsupportedVersion {
                         dialect,
@@ -238,4 +270,90 @@ impl ValueType {
             _ => None,
         }
     }
+}
+
+/// The name of a record opcode (0xF0-0xFF) if the records of `format` have it.
+fn opcode_name(byte: u8, format: Format) -> Option<&'static str> {
+    let valkey = format.dialect == Dialect::Valkey;
+    Some(match byte {
+        0xff => "EOF",
+        0xfe => "SELECTDB",
+        0xfd => "EXPIRETIME",
+        0xfc => "EXPIRETIME_MS",
+        0xfb => "RESIZEDB",
+        0xfa => "AUX",
+        0xf9 => "FREQ",
+        0xf8 => "IDLE",
+        0xf7 => "MODULE_AUX",
+        0xf6 => "FUNCTION",
+        0xf5 => "FUNCTION2",
+        0xf4 => "SLOT_INFO",
+        0xf3 if valkey => "SLOT_IMPORT",
+        0xf3 if format.version >= 13 => "KEY_META",
+        0xf2 if valkey && format.version >= 81 => "UPDATE",
+        _ => return None,
+    })
+}
+
+/// `0-7, 9-21` (or `0xf4-0xff`): the bytes `known` admits, as ranges.
+fn byte_ranges(bytes: impl Iterator<Item = u8>, hex: bool) -> String {
+    let show = |b: u8| if hex { format!("0x{b:02x}") } else { b.to_string() };
+    let mut ranges: Vec<(u8, u8)> = Vec::new();
+    for b in bytes {
+        match ranges.last_mut() {
+            Some((_, end)) if *end + 1 == b => *end = b,
+            _ => ranges.push((b, b)),
+        }
+    }
+    ranges
+        .iter()
+        .map(|&(a, b)| {
+            if a == b {
+                show(a)
+            } else {
+                format!("{}-{}", show(a), show(b))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The text of [`ErrorKind::UnknownType`]: the byte, what the file's version
+/// has instead, the version that has it if a later one does, and why the
+/// walk cannot go on.
+pub(crate) fn describe_unknown_byte(byte: u8, dialect: Dialect, version: u32) -> String {
+    let format = Format { dialect, version };
+    let is_opcode = byte >= 0xf0;
+    let known = if is_opcode {
+        byte_ranges((0xf0..=0xff).filter(|&b| opcode_name(b, format).is_some()), true)
+    } else {
+        byte_ranges(
+            (0..0xf0).filter(|&b| ValueType::from_byte(b, format).is_some()),
+            false,
+        )
+    };
+    let (what, kinds, shown) = if is_opcode {
+        ("record opcode", "opcodes", format!("0x{byte:02x}"))
+    } else {
+        ("value type byte", "types", byte.to_string())
+    };
+    let mut out = format!(
+        "unknown {what} {byte} (0x{byte:02x}) for {dialect} RDB version {version}, which has {kinds} {known}"
+    );
+    let later = (version + 1..=Format::newest_known(dialect)).find_map(|v| {
+        let f = Format { dialect, version: v };
+        let name = if is_opcode {
+            opcode_name(byte, f)
+        } else {
+            ValueType::from_byte(byte, f).map(ValueType::name)
+        };
+        name.map(|n| (n, v))
+    });
+    if let Some((name, since)) = later {
+        out.push_str(&format!(
+            " ({shown} is {name} only from {dialect} RDB {since} on)"
+        ));
+    }
+    out.push_str(": a record's length cannot be found without its type, so the walk stops here");
+    out
 }

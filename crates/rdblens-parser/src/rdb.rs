@@ -39,6 +39,15 @@ impl<'a> Rdb<'a> {
         Ok(Rdb { data, format })
     }
 
+    /// As [`Rdb::new`], but a version newer than any known (Redis 15+,
+    /// Valkey 82+) is read with the newest layout known, up to the first type
+    /// byte or opcode that layout does not have
+    /// ([`Format::from_magic_allowing_newer`]).
+    pub fn new_allowing_newer(data: &'a [u8]) -> Result<Self> {
+        let format = Format::from_magic_allowing_newer(data).map_err(|kind| Error::new(0, kind))?;
+        Ok(Rdb { data, format })
+    }
+
     pub fn format(&self) -> Format {
         self.format
     }
@@ -169,7 +178,12 @@ pub struct RdbFile {
 impl RdbFile {
     /// Maps the file read-only with sequential read-ahead advice.
     pub fn open(path: impl AsRef<Path>) -> std::io::Result<RdbFile> {
-        let file = File::open(path)?;
+        Self::from_file(File::open(path)?)
+    }
+
+    /// Maps an open file (e.g. an anonymous temporary file holding a
+    /// decompressed dump) read-only, as [`RdbFile::open`].
+    pub fn from_file(file: File) -> std::io::Result<RdbFile> {
         if file.metadata()?.len() == 0 {
             return Ok(RdbFile { map: None });
         }

@@ -228,6 +228,23 @@ fn spread(v: Vec<usize>, max: usize) -> Vec<usize> {
 /// before the cut (see [`walk_visiting_after`]); random cuts decode all.
 const CUT_WINDOW: usize = 4 << 10;
 
+/// No single case may take longer than this (they take milliseconds).
+const CASE_LIMIT: Duration = Duration::from_secs(5);
+
+fn check_case_time(ctx: &str, at: usize, started: Instant, failures: &mut Vec<String>) {
+    if started.elapsed() > CASE_LIMIT {
+        failures.push(format!("{ctx}: the case at {at} took {:?}", started.elapsed()));
+    }
+}
+
+/// The message names the byte offset the error carries.
+fn check_names_offset(ctx: &str, e: &Error, failures: &mut Vec<String>) {
+    let text = e.to_string();
+    if !text.contains(&format!("at byte offset {}", e.offset())) {
+        failures.push(format!("{ctx}: the message does not name the offset: {text}"));
+    }
+}
+
 /// Returns the number of cases run.
 fn truncate_fixtures(files: Vec<PathBuf>, progress: &Progress) -> usize {
     let mut failures = Vec::new();
@@ -238,7 +255,9 @@ fn truncate_fixtures(files: Vec<PathBuf>, progress: &Progress) -> usize {
         assert!(full_walk(&data).unwrap(), "{ctx}: the intact file walks to EOF");
         let (bounds, inside) = cut_points(&data);
         // (cut, decode entries ending after this offset)
-        let mut cuts: Vec<(usize, usize)> = spread(bounds, 300)
+        // Every record boundary (a few hundred per fixture), a spread of
+        // cuts inside records.
+        let mut cuts: Vec<(usize, usize)> = bounds
             .into_iter()
             .chain(spread(inside, 150))
             .map(|cut| (cut, cut.saturating_sub(CUT_WINDOW)))
@@ -250,7 +269,13 @@ fn truncate_fixtures(files: Vec<PathBuf>, progress: &Progress) -> usize {
             cases += 1;
             set_progress(progress, format!("{ctx} cut at {cut}"));
             let part = &data[..cut];
-            match catch_unwind(|| walk_visiting_after(part, from)) {
+            let started = Instant::now();
+            let outcome = catch_unwind(|| walk_visiting_after(part, from));
+            check_case_time(&ctx, cut, started, &mut failures);
+            if let Ok(Err(e)) = &outcome {
+                check_names_offset(&ctx, e, &mut failures);
+            }
+            match outcome {
                 Err(_) => failures.push(format!("{ctx}: panic when cut at {cut}")),
                 Ok(Ok(_)) => failures.push(format!("{ctx}: cut at {cut} of {} looks complete", data.len())),
                 Ok(Err(e)) => {
@@ -380,6 +405,16 @@ fn damage_cases(data: &[u8], per_kind: usize, seed: u64) -> Vec<(usize, Damage)>
         cases.push((pos(&mut rng), Damage::Len32));
         cases.push((pos(&mut rng), Damage::Len64));
         let e = &entries[rng.below(entries.len())];
+        // The key's length field and the value's first length field.
+        let huge = if rng.below(2) == 0 {
+            Damage::Len32
+        } else {
+            Damage::Len64
+        };
+        cases.push((e.value_offset as usize, huge));
+        if let Some(at) = type_byte_at(data, e) {
+            cases.push((at + 1, huge));
+        }
         if let Some(at) = type_byte_at(data, e) {
             let mut t = rng.below(29) as u8;
             if t == e.value_type.byte() {
@@ -411,7 +446,13 @@ fn damage_fixtures(files: Vec<PathBuf>, per_kind: usize, progress: &Progress) ->
             apply(&mut bad, at, damage);
             // Entries that end before the damage are byte-identical to the
             // intact file's, walked in full above: decode the rest.
-            match catch_unwind(|| walk_visiting_after(&bad, at)) {
+            let started = Instant::now();
+            let outcome = catch_unwind(|| walk_visiting_after(&bad, at));
+            check_case_time(&ctx, at, started, &mut failures);
+            if let Ok(Err(e)) = &outcome {
+                check_names_offset(&ctx, e, &mut failures);
+            }
+            match outcome {
                 Err(_) => failures.push(format!("{ctx}: panic with {damage:?} at offset {at}")),
                 Ok(Err(e)) if e.offset() > bad.len() as u64 => failures.push(format!(
                     "{ctx}: {damage:?} at {at}: error offset past the end: {e}"

@@ -157,11 +157,14 @@ pub struct ReportJson<'s> {
     pub schema_version: u32,
     pub tool: &'static str,
     pub tool_version: &'static str,
-    pub files: &'s [FileInfo],
+    /// The files, without their per-shard figures (those are in `shards`).
+    pub files: Vec<FileInfo>,
     pub now_ms: i64,
     pub totals: &'s Counter,
     pub databases: Vec<Group<'s>>,
     pub types: Vec<Group<'s>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shards: Option<crate::shards::ShardsJson<'s>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub encodings: Option<Vec<Group<'s>>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -269,11 +272,19 @@ pub fn build<'s>(s: &'s Summary, opts: &ReportOptions) -> ReportJson<'s> {
         schema_version: SCHEMA_VERSION,
         tool: "rdblens",
         tool_version: env!("CARGO_PKG_VERSION"),
-        files: &s.files,
+        files: s
+            .files
+            .iter()
+            .map(|f| FileInfo {
+                shard: None,
+                ..f.clone()
+            })
+            .collect(),
         now_ms: s.settings.now_ms,
         totals: &k.totals,
         databases: groups(&k.databases),
         types: groups(&k.types),
+        shards: on(Section::Shards).then(|| crate::shards::build(s)),
         encodings: on(Section::Encodings).then(|| groups(&k.encodings)),
         rdb_types: on(Section::Encodings).then(|| groups(&k.rdb_types)),
         limits: on(Section::Encodings).then(|| {

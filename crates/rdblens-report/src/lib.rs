@@ -3,10 +3,12 @@
 //! versioned JSON schema, documented in docs/json-schema.md). The
 //! `findings` section renders the design-rule audit (rdblens-audit).
 
+pub mod diff;
 mod findings;
 pub mod format;
 pub mod json;
 mod options;
+pub mod shards;
 pub mod table;
 
 pub use json::SCHEMA_VERSION;

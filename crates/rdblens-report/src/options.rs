@@ -3,6 +3,7 @@ use rdblens_analysis::acc::expiry::{auto_width, ClusterRule, ExpiryHistogram};
 /// Report sections, selectable with `--section`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Section {
+    Shards,
     Bigkeys,
     Encodings,
     Ttl,
@@ -15,7 +16,8 @@ pub enum Section {
 }
 
 impl Section {
-    pub const ALL: [Section; 9] = [
+    pub const ALL: [Section; 10] = [
+        Section::Shards,
         Section::Bigkeys,
         Section::Encodings,
         Section::Ttl,
@@ -29,6 +31,7 @@ impl Section {
 
     pub fn name(self) -> &'static str {
         match self {
+            Section::Shards => "shards",
             Section::Bigkeys => "bigkeys",
             Section::Encodings => "encodings",
             Section::Ttl => "ttl",

@@ -138,6 +138,9 @@ fn overview(out: &mut String, s: &Summary, opts: &ReportOptions) {
                 d.offset, d.message
             );
         }
+        for w in &f.warnings {
+            let _ = writeln!(out, "WARNING: {w}");
+        }
     }
     let k = &s.keys;
     let _ = writeln!(
@@ -492,6 +495,7 @@ pub fn render(s: &Summary, opts: &ReportOptions) -> String {
             continue;
         }
         match sec {
+            Section::Shards => crate::shards::render(&mut out, s, opts),
             Section::Bigkeys => bigkeys(&mut out, s, opts),
             Section::Encodings => encodings(&mut out, s, opts),
             Section::Ttl => ttl(&mut out, s, opts),

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
-use rdblens_parser::{escape_bytes, ChecksumStatus, RdbFile, RdbString, Record, Scratch};
+use rdblens_parser::{escape_bytes, ChecksumStatus, RdbString, Record, Scratch};
 
 #[derive(Default)]
 struct DbCounts {
@@ -21,12 +21,33 @@ fn text(s: &RdbString<'_>) -> String {
         .unwrap_or_else(|e| format!("<{e}>"))
 }
 
-pub fn run(path: &Path, out: &mut impl Write) -> Result<()> {
-    let file = RdbFile::open(path).context("cannot open")?;
-    let rdb = file.rdb()?;
-    writeln!(out, "file: {} ({} bytes)", path.display(), file.len())?;
+pub fn run(path: &Path, skip_unknown: bool, out: &mut impl Write) -> Result<()> {
+    let (file, stored) = crate::input::open_input(path).context("cannot open")?;
+    let rdb = crate::input::read_header(file.bytes(), skip_unknown)?;
+    match &stored {
+        crate::input::Stored::Plain => writeln!(out, "file: {} ({} bytes)", path.display(), file.len())?,
+        crate::input::Stored::Gzip { damage } => {
+            writeln!(
+                out,
+                "file: {} (gzip, {} bytes decompressed)",
+                path.display(),
+                file.len()
+            )?;
+            if let Some(why) = damage {
+                writeln!(out, "warning: {}", crate::input::gzip_damage(why, file.len()))?;
+            }
+        }
+    }
     let magic = String::from_utf8_lossy(&file.bytes()[..9]);
     writeln!(out, "format: {} RDB {} ({magic})", rdb.dialect(), rdb.version())?;
+    if rdb.format().is_newer_than_known() {
+        let newest = rdblens_parser::Format::newest_known(rdb.dialect());
+        writeln!(
+            out,
+            "warning: RDB {} is newer than any rdblens knows: read as RDB {newest} (--skip-unknown)",
+            rdb.version()
+        )?;
+    }
 
     let mut dbs: BTreeMap<u64, DbCounts> = BTreeMap::new();
     let mut types: BTreeMap<&'static str, u64> = BTreeMap::new();

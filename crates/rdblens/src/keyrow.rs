@@ -99,11 +99,15 @@ fn csv_io(e: csv::Error) -> io::Error {
     }
 }
 
-/// Writes rows as CSV (with a header) or as one JSON object per line.
+/// Writes rows as CSV (with a header), as one JSON object per line, or
+/// (feature `parquet`) as a Parquet file.
 pub enum RowWriter<W: Write> {
     // Boxed: the csv writer carries its own buffer and state (~350 bytes).
     Csv(Box<csv::Writer<W>>),
     Jsonl(W),
+    /// Writes to its own sink (the parquet writer needs `Send`).
+    #[cfg(feature = "parquet")]
+    Parquet(Box<crate::parquet_rows::ParquetRows>),
 }
 
 impl<W: Write> RowWriter<W> {
@@ -120,11 +124,21 @@ impl<W: Write> RowWriter<W> {
         RowWriter::Jsonl(out)
     }
 
+    /// A Parquet file written to `out`.
+    #[cfg(feature = "parquet")]
+    pub fn parquet(out: Box<dyn Write + Send>) -> io::Result<Self> {
+        Ok(RowWriter::Parquet(Box::new(
+            crate::parquet_rows::ParquetRows::new(out)?,
+        )))
+    }
+
     /// The CSV header (JSON lines have none).
     pub fn header(&mut self) -> io::Result<()> {
         match self {
             RowWriter::Csv(w) => w.write_record(COLUMNS).map_err(csv_io),
             RowWriter::Jsonl(_) => Ok(()),
+            #[cfg(feature = "parquet")]
+            RowWriter::Parquet(_) => Ok(()),
         }
     }
 
@@ -135,13 +149,18 @@ impl<W: Write> RowWriter<W> {
                 serde_json::to_writer(&mut *w, row)?;
                 w.write_all(b"\n")
             }
+            #[cfg(feature = "parquet")]
+            RowWriter::Parquet(p) => p.write(row),
         }
     }
 
+    /// Flushes; for Parquet, writes the last row group and the footer.
     pub fn flush(&mut self) -> io::Result<()> {
         match self {
             RowWriter::Csv(w) => w.flush(),
             RowWriter::Jsonl(w) => w.flush(),
+            #[cfg(feature = "parquet")]
+            RowWriter::Parquet(p) => p.finish(),
         }
     }
 }

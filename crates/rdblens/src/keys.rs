@@ -2,12 +2,12 @@
 //! JSON lines. Keys are decoded in parallel a few batches at a time and
 //! written in sequence, so memory stays bounded whatever the file size.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use rdblens_analysis::{map_keys_in_order, Damage, FileInfo, KeyItem, Options};
-use rdblens_parser::RdbFile;
 
 use crate::common::{FilterArgs, ModelArgs};
 use crate::keyrow::{KeyRow, RowWriter};
@@ -20,6 +20,8 @@ pub enum KeysFormat {
     Csv,
     /// One JSON object per line, same fields.
     Jsonl,
+    /// A Parquet file, same columns, typed (needs a build with the `parquet` feature).
+    Parquet,
 }
 
 #[derive(Args, Debug)]
@@ -39,11 +41,28 @@ pub struct KeysArgs {
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Read a file of an RDB version newer than any rdblens knows with the
+    /// newest layout it knows, up to the first type or opcode that layout
+    /// does not have.
+    #[arg(long)]
+    pub skip_unknown: bool,
 }
 
 /// Checks the flags before any work: errors here are usage errors (exit 2).
 pub fn prepare(args: &KeysArgs) -> Result<Options> {
-    args.model.options(args.filter.filter()?)
+    if args.format == KeysFormat::Parquet {
+        if !cfg!(feature = "parquet") {
+            anyhow::bail!(
+                "--format parquet: this rdblens was built without Parquet support (build it with `cargo install --path crates/rdblens --features parquet`)"
+            );
+        }
+        if args.output.is_none() && std::io::stdout().is_terminal() {
+            anyhow::bail!("--format parquet writes a binary file: give -o FILE or redirect standard output");
+        }
+    }
+    let mut opts = args.model.options(args.filter.filter()?)?;
+    opts.skip_unknown = args.skip_unknown;
+    Ok(opts)
 }
 
 /// Damaged keys whose messages are printed; the rest are counted.
@@ -60,15 +79,18 @@ pub struct KeysOutcome {
 pub fn run(args: &KeysArgs, opts: &Options) -> Result<KeysOutcome> {
     let path = &args.file;
     let name = path.display().to_string();
-    let file = RdbFile::open(path).with_context(|| format!("{name}: cannot open"))?;
     // Not an RDB file: say so before writing anything (or creating --output).
-    file.rdb().with_context(|| name.clone())?;
+    let file = crate::input::open_rdb(path, opts.skip_unknown)?;
     let progress = FilesProgress::new(std::slice::from_ref(path), args.quiet);
     let opts = progress.options_for(opts, file.len() as u64);
-    let out = writer(args.output.as_deref())?;
     let mut rows = match args.format {
-        KeysFormat::Csv => RowWriter::csv(out),
-        KeysFormat::Jsonl => RowWriter::jsonl(out),
+        KeysFormat::Csv => RowWriter::csv(writer(args.output.as_deref())?),
+        KeysFormat::Jsonl => RowWriter::jsonl(writer(args.output.as_deref())?),
+        #[cfg(feature = "parquet")]
+        KeysFormat::Parquet => RowWriter::parquet(crate::output::send_writer(args.output.as_deref())?)
+            .context("cannot start the Parquet file")?,
+        #[cfg(not(feature = "parquet"))]
+        KeysFormat::Parquet => anyhow::bail!("this rdblens was built without Parquet support"),
     };
     let mut write_error = rows.header().err();
     let mut damaged = 0u64;

@@ -34,3 +34,15 @@ pub fn writer(path: Option<&Path>) -> Result<Box<dyn Write>> {
         None => Box::new(BufWriter::with_capacity(1 << 16, io::stdout().lock())),
     })
 }
+
+/// [`writer`] that can move between threads (the Parquet writer needs it).
+#[cfg(feature = "parquet")]
+pub fn send_writer(path: Option<&Path>) -> Result<Box<dyn Write + Send>> {
+    Ok(match path {
+        Some(p) => {
+            let file = File::create(p).with_context(|| format!("cannot write {}", p.display()))?;
+            Box::new(BufWriter::with_capacity(1 << 16, file))
+        }
+        None => Box::new(BufWriter::with_capacity(1 << 16, io::stdout())),
+    })
+}

@@ -2,9 +2,10 @@
 //! ETA). Shown only when it helps: standard error is a terminal, the inputs
 //! are large, and `--quiet` was not given. It never touches standard output.
 
-use std::cell::Cell;
 use std::io::IsTerminal;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rdblens_analysis::{Options, Progress};
@@ -19,11 +20,10 @@ pub fn should_show(quiet: bool, stderr_is_terminal: bool, total_bytes: u64) -> b
     !quiet && stderr_is_terminal && total_bytes > MIN_BYTES
 }
 
-/// One bar over several files walked one after the other.
+/// One bar over several files, walked one after the other or at the same
+/// time (each file's hook adds what it walked since its last call).
 pub struct FilesProgress {
     bar: Option<ProgressBar>,
-    /// Bytes of the files already walked.
-    base: Cell<u64>,
 }
 
 impl FilesProgress {
@@ -34,25 +34,32 @@ impl FilesProgress {
             .filter_map(|f| std::fs::metadata(f).ok())
             .map(|m| m.len())
             .sum();
+        Self::for_bytes(total, quiet)
+    }
+
+    /// A bar over `total` bytes (of inputs already opened, decompressed).
+    pub fn for_bytes(total: u64, quiet: bool) -> Self {
         let bar = should_show(quiet, std::io::stderr().is_terminal(), total).then(|| {
             let style =
                 ProgressStyle::with_template(TEMPLATE).unwrap_or_else(|_| ProgressStyle::default_bar());
             ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr()).with_style(style)
         });
-        FilesProgress {
-            bar,
-            base: Cell::new(0),
-        }
+        FilesProgress { bar }
     }
 
-    /// `opts` with a hook that moves the bar through the next file, of `len` bytes.
+    /// `opts` with a hook that moves the bar through one file of `len` bytes.
     pub fn options_for(&self, opts: &Options, len: u64) -> Options {
         let mut opts = opts.clone();
         if let Some(bar) = &self.bar {
-            let base = self.base.get();
-            self.base.set(base + len);
             let bar = bar.clone();
-            opts.progress = Some(Progress::new(move |done| bar.set_position(base + done.min(len))));
+            let walked = Arc::new(AtomicU64::new(0));
+            opts.progress = Some(Progress::new(move |done| {
+                let done = done.min(len);
+                let before = walked.fetch_max(done, Ordering::Relaxed);
+                if done > before {
+                    bar.inc(done - before);
+                }
+            }));
         }
         opts
     }

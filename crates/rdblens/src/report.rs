@@ -5,12 +5,11 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
-use rdblens_analysis::{analyze_bytes, Options, Summary};
-use rdblens_parser::RdbFile;
+use rdblens_analysis::{Options, Summary};
 use rdblens_report::{ReportOptions, Section};
 
 use crate::common::{key_filter, model_config, now_ms, target_profile};
-use crate::progress::FilesProgress;
+use crate::summary_file::{Shaping, SummaryFile};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Format {
@@ -94,6 +93,16 @@ pub struct ReportArgs {
     /// No progress output.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Fail on any damage before printing anything: a truncated or corrupt
+    /// file, a value that cannot be decoded, a checksum mismatch (exit 3).
+    /// Without it the report covers the sound part and says what is missing.
+    #[arg(long)]
+    pub strict: bool,
+    /// Read a file of an RDB version newer than any rdblens knows with the
+    /// newest layout it knows, up to the first type or opcode that layout
+    /// does not have (module values of any module are always read).
+    #[arg(long)]
+    pub skip_unknown: bool,
     /// Design-rule settings: a TOML rules file (thresholds, caps, rules on/off; docs/audit.md).
     #[arg(long, value_name = "FILE")]
     pub rules: Option<PathBuf>,
@@ -103,6 +112,10 @@ pub struct ReportArgs {
     /// Exit 1 when the audit finds anything at or above this severity (for CI gates).
     #[arg(long, value_enum)]
     pub fail_on: Option<FailOn>,
+    /// Write the compact, mergeable summary (JSON, every accumulator) instead
+    /// of the report; `rdblens merge` and `rdblens diff` read it.
+    #[arg(long)]
+    pub summary_only: bool,
 }
 
 fn parse_bucket(s: &str) -> Result<Option<i64>> {
@@ -143,31 +156,27 @@ pub fn options(args: &ReportArgs) -> Result<Options> {
             args.pattern.as_deref(),
             args.prefix.as_deref(),
         )?,
+        skip_unknown: args.skip_unknown,
         ..Options::default()
     })
 }
 
-/// Analyses every file; the summaries merge into one. `quiet` hides the
-/// progress bar (shown only for large inputs on a terminal).
+/// Analyses every file, in parallel; the summaries merge into one.
 pub fn analyze_files(files: &[PathBuf], opts: &Options, quiet: bool) -> Result<Summary> {
-    let mut merged: Option<Summary> = None;
-    let progress = FilesProgress::new(files, quiet);
-    for path in files {
-        let file = RdbFile::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
-        let opts = progress.options_for(opts, file.len() as u64);
-        let summary = analyze_bytes(file.bytes(), &path.display().to_string(), &opts)
-            .with_context(|| path.display().to_string())?;
-        match &mut merged {
-            None => merged = Some(summary),
-            Some(m) => m.merge(summary).map_err(anyhow::Error::msg)?,
-        }
-    }
-    merged.context("no input files")
+    crate::analyze::analyze_files(files, opts, quiet)
 }
 
 pub fn report_options(args: &ReportArgs, to_terminal: bool) -> Result<ReportOptions> {
+    let mut opts = rendering(&args.section, args.top, &args.bucket, args.sort)?;
+    opts.width = to_terminal.then(|| terminal_width().unwrap_or(120));
+    Ok(opts)
+}
+
+/// What to show and how: `--section`, `--top`, `--bucket`, `--sort`
+/// (shared by `report` and `merge`).
+pub fn rendering(section: &[String], top: usize, bucket: &str, sort: SortBy) -> Result<ReportOptions> {
     let mut sections = Vec::new();
-    for s in &args.section {
+    for s in section {
         sections.push(Section::parse(s).with_context(|| {
             format!(
                 "unknown section '{s}' (expected {})",
@@ -178,13 +187,12 @@ pub fn report_options(args: &ReportArgs, to_terminal: bool) -> Result<ReportOpti
     if sections.is_empty() {
         sections = Section::ALL.to_vec();
     }
-    let width = to_terminal.then(|| terminal_width().unwrap_or(120));
     Ok(ReportOptions {
         sections,
-        top: args.top,
-        bucket_ms: parse_bucket(&args.bucket)?,
-        width,
-        sort: match args.sort {
+        top,
+        bucket_ms: parse_bucket(bucket)?,
+        width: None,
+        sort: match sort {
             SortBy::Memory => rdblens_report::SortBy::Memory,
             SortBy::Serialized => rdblens_report::SortBy::Serialized,
             SortBy::Elements => rdblens_report::SortBy::Elements,
@@ -203,23 +211,85 @@ fn terminal_width() -> Option<u16> {
 
 /// Checks the flags before any work: errors here are usage errors (exit 2).
 pub fn prepare(args: &ReportArgs) -> Result<(Options, ReportOptions)> {
+    if args.summary_only && args.format == Some(Format::Table) {
+        bail!("--summary-only writes JSON: drop --format table");
+    }
     Ok((options(args)?, report_options(args, false)?))
 }
 
 /// Runs the command; returns the summary for exit-code decisions.
 pub fn run(args: &ReportArgs, opts: &Options, report_opts: ReportOptions) -> Result<Summary> {
     let summary = analyze_files(&args.files, opts, args.quiet)?;
-    let stdout_tty = args.output.is_none() && std::io::stdout().is_terminal();
+    if args.strict {
+        strict_check(&summary)?;
+    }
+    if args.summary_only {
+        let file = SummaryFile::new(summary, Shaping::of(opts));
+        file.write(args.output.as_deref())?;
+        return Ok(file.summary);
+    }
     let format = args.format.unwrap_or(Format::Table);
+    write_text(
+        args.output.as_deref(),
+        &render(&summary, format, report_opts, args.output.is_some())?,
+    )?;
+    Ok(summary)
+}
+
+/// `--strict`: the first damage of any kind, as an error (so nothing is
+/// printed): where a file stops early, a checksum mismatch, a value that
+/// could not be decoded.
+pub fn strict_check(summary: &Summary) -> Result<()> {
+    for f in &summary.files {
+        if let Some(d) = &f.incomplete {
+            bail!("{}: --strict: incomplete: {}", f.path, d.message);
+        }
+        if let Some(w) = f.warnings.iter().find(|w| w.starts_with("checksum mismatch")) {
+            bail!("{}: --strict: {w}", f.path);
+        }
+    }
+    let k = &summary.keys;
+    if let Some(d) = k.damage.first() {
+        let file = match &summary.files[..] {
+            [f] => format!("{}: ", f.path),
+            _ => String::new(),
+        };
+        bail!(
+            "{file}--strict: {} keys could not be decoded; first: {}",
+            k.damaged_keys,
+            d.message
+        );
+    }
+    Ok(())
+}
+
+/// The report as text; tables fit the terminal when standard output is one.
+pub fn render(
+    summary: &Summary,
+    format: Format,
+    report_opts: ReportOptions,
+    to_file: bool,
+) -> Result<String> {
     let report_opts = ReportOptions {
-        width: stdout_tty.then(|| terminal_width().unwrap_or(120)),
+        width: stdout_width(to_file),
         ..report_opts
     };
-    let text = match format {
-        Format::Json => rdblens_report::to_json(&summary, &report_opts)?,
-        Format::Table => rdblens_report::to_table(&summary, &report_opts),
-    };
-    match &args.output {
+    Ok(match format {
+        Format::Json => rdblens_report::to_json(summary, &report_opts)?,
+        Format::Table => rdblens_report::to_table(summary, &report_opts),
+    })
+}
+
+/// The table width: the terminal's when standard output is one (and the
+/// output does not go to a file), else none (plain tables).
+pub fn stdout_width(to_file: bool) -> Option<u16> {
+    (!to_file && std::io::stdout().is_terminal()).then(|| terminal_width().unwrap_or(120))
+}
+
+/// Writes `text` to `path`, or to standard output (a closed pipe is not an
+/// error); a final newline is added when missing.
+pub fn write_text(path: Option<&std::path::Path>, text: &str) -> Result<()> {
+    match path {
         Some(path) => std::fs::write(path, text.as_bytes())
             .with_context(|| format!("cannot write {}", path.display()))?,
         None => {
@@ -234,13 +304,18 @@ pub fn run(args: &ReportArgs, opts: &Options, report_opts: ReportOptions) -> Res
             crate::output::ignore_broken_pipe(written)?;
         }
     }
-    Ok(summary)
+    Ok(())
 }
 
 /// `--fail-on`: why the run fails, if the audit found anything at or above
 /// the level (counting findings left out by the caps too).
 pub fn failed_audit(args: &ReportArgs, summary: &Summary) -> Option<String> {
-    let level = match args.fail_on? {
+    audit_gate(args.fail_on, summary)
+}
+
+/// [`failed_audit`] for any command with a `--fail-on`.
+pub fn audit_gate(fail_on: Option<FailOn>, summary: &Summary) -> Option<String> {
+    let level = match fail_on? {
         FailOn::Warn => rdblens_audit::Severity::Warn,
         FailOn::Crit => rdblens_audit::Severity::Crit,
     };

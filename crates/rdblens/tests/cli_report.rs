@@ -352,6 +352,7 @@ fn sections_choose_what_is_shown() {
     let keys: Vec<&String> = doc.as_object().unwrap().keys().collect();
     assert!(doc.get("top_keys").is_some() && doc.get("ttl").is_some());
     for absent in [
+        "shards",
         "encodings",
         "limits",
         "key_names",
@@ -365,7 +366,7 @@ fn sections_choose_what_is_shown() {
     let t = table(&[ALL_TYPES, "--section", "slots", "--section", "keys"]);
     assert!(t.contains("== Cluster slots") && t.contains("== Key names =="));
     assert!(!t.contains("== Biggest"));
-    usage_error(&[ALL_TYPES, "--section", "bigkeys,colors"], "rdblens: unknown section 'colors' (expected bigkeys,encodings,ttl,expiry,keys,prefixes,slots,access,findings)");
+    usage_error(&[ALL_TYPES, "--section", "bigkeys,colors"], "rdblens: unknown section 'colors' (expected shards,bigkeys,encodings,ttl,expiry,keys,prefixes,slots,access,findings)");
 }
 
 #[test]

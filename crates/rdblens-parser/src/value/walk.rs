@@ -105,10 +105,20 @@ pub(crate) fn walk<'a, S: Structure<'a>>(r: &mut Reader<'a>, ty: ValueType, s: &
             }
         }
         ModulePreGa => {
-            return Err(r.err(ErrorKind::UnsupportedType(
-                "module (type 6)",
-                "written only by Redis 4.0 release candidates, and not skippable without the module",
-            )))
+            let at = r.pos();
+            let id = ModuleId(r.length("module id")?);
+            return Err(r.err_at(
+                at,
+                ErrorKind::UnsupportedType(
+                    "module (type 6)",
+                    format!(
+                        "a value of module {} (encoding version {}), as only Redis 4.0 release candidates \
+                         wrote them: its length is not recorded, so the walk stops here",
+                        id.name(),
+                        id.encver()
+                    ),
+                ),
+            ));
         }
         Module2 => {
             let id = ModuleId(r.length("module id")?);

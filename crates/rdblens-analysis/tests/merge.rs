@@ -1,0 +1,90 @@
+//! Summaries of several files, made apart (on other hosts: serialized and
+//! read back) and merged, equal the summaries merged in one process; each
+//! file keeps its own per-shard figures.
+
+use std::path::PathBuf;
+
+use rdblens_analysis::*;
+
+fn analyze(f: &str, opts: &Options) -> Summary {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/rdb")
+        .join(f);
+    let data = std::fs::read(&path).unwrap();
+    analyze_bytes(&data, f, opts).unwrap()
+}
+
+const FILES: [&str; 3] = [
+    "redis-7.4.5/all-types.rdb",
+    "valkey-9.1.2/lru.rdb",
+    "redis-5.0.14/lfu.rdb",
+];
+
+#[test]
+fn merging_serialized_summaries_is_exact() {
+    let opts = Options {
+        threads: 2,
+        top: 7,
+        ..Options::default()
+    };
+    let parts: Vec<Summary> = FILES.iter().map(|f| analyze(f, &opts)).collect();
+    // In one process.
+    let mut direct = parts[0].clone();
+    for p in &parts[1..] {
+        direct.merge(p.clone()).unwrap();
+    }
+    // Through JSON, as summary files from other hosts are.
+    let mut shipped: Summary = serde_json::from_str(&serde_json::to_string(&parts[0]).unwrap()).unwrap();
+    for p in &parts[1..] {
+        let back: Summary = serde_json::from_str(&serde_json::to_string(p).unwrap()).unwrap();
+        shipped.merge(back).unwrap();
+    }
+    assert_eq!(direct, shipped);
+    // And the merged summary round-trips too (merging in steps).
+    let again: Summary = serde_json::from_str(&serde_json::to_string(&direct).unwrap()).unwrap();
+    assert_eq!(direct, again);
+
+    assert_eq!(direct.files.len(), 3);
+    for (file, part) in direct.files.iter().zip(&parts) {
+        let shard = file.shard.as_ref().unwrap();
+        assert_eq!(shard.totals, part.keys.totals);
+        assert_eq!(shard.biggest.as_ref(), part.keys.top.by_memory.keys.first());
+        assert_eq!(
+            shard.slots_used(),
+            part.keys.slots.keys.iter().filter(|&&n| n > 0).count() as u64
+        );
+    }
+    let sum: u64 = direct
+        .files
+        .iter()
+        .map(|f| f.shard.as_ref().unwrap().totals.keys)
+        .sum();
+    assert_eq!(sum, direct.keys.totals.keys);
+}
+
+#[test]
+fn settings_that_differ_are_named() {
+    let a = analyze(FILES[0], &Options::default());
+    let b = analyze(
+        FILES[1],
+        &Options {
+            top: 3,
+            separator: b'_',
+            prefix_depth: 3,
+            ..Options::default()
+        },
+    );
+    assert_eq!(
+        a.settings.differences(&b.settings),
+        ["--top 20 vs 3", "--separator ':' vs '_'", "--depth 2 vs 3"]
+    );
+    let err = a.clone().merge(b).unwrap_err();
+    assert!(
+        err.starts_with("summaries were made with different settings: --top 20 vs 3;"),
+        "{err}"
+    );
+    // The reference time is each file's own.
+    let c = analyze(FILES[1], &Options::default());
+    assert_ne!(a.settings.now_ms, c.settings.now_ms);
+    assert!(a.settings.differences(&c.settings).is_empty());
+}

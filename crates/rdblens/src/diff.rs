@@ -1,0 +1,110 @@
+//! `rdblens diff OLD NEW`: what changed between two snapshots. Each side is
+//! a dump (analysed here) or a summary file (`report --summary-only`, or a
+//! `merge --summary-only` of a whole cluster).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use rdblens_analysis::{Options, Summary};
+use rdblens_report::ReportOptions;
+
+use crate::common::{FilterArgs, ModelArgs};
+use crate::report::{rendering, write_text, Format, SortBy};
+use crate::summary_file::{is_summary_file, Shaping, SummaryError, SummaryFile};
+
+#[derive(Args, Debug)]
+pub struct DiffArgs {
+    /// The old snapshot: a dump, or a summary file.
+    pub old: PathBuf,
+    /// The new snapshot: a dump, or a summary file.
+    pub new: PathBuf,
+    /// Output format; tables are plain (no box drawing) when not on a terminal.
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
+    /// Keys per top list when analysing dumps, and rows per table.
+    #[arg(long, default_value_t = 20)]
+    pub top: usize,
+    /// Namespace separator (for dumps).
+    #[arg(long, default_value = ":")]
+    pub separator: String,
+    /// Namespace levels aggregated, 1-4 (for dumps; levels 1 and 2 are compared).
+    #[arg(long, default_value_t = 2)]
+    pub depth: usize,
+    /// Expiry bucket the clusters are compared at: 1s, 1m, 1h, 1d or auto.
+    #[arg(long, default_value = "auto")]
+    pub bucket: String,
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Write the diff here instead of standard output.
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// Checks the flags before any work (usage errors, exit 2).
+pub fn prepare(args: &DiffArgs) -> Result<(Options, ReportOptions)> {
+    let separator = match args.separator.as_bytes() {
+        [b] => *b,
+        _ => bail!("--separator must be a single byte, got {:?}", args.separator),
+    };
+    if !(1..=4).contains(&args.depth) {
+        bail!("--depth must be 1-4, got {}", args.depth);
+    }
+    let opts = Options {
+        top: args.top,
+        separator,
+        prefix_depth: args.depth,
+        ..args.model.options(args.filter.filter()?)?
+    };
+    Ok((opts, rendering(&[], args.top, &args.bucket, SortBy::Memory)?))
+}
+
+/// One side: a summary file, or a dump analysed with `opts`.
+fn load(path: &Path, opts: &Options, quiet: bool) -> Result<SummaryFile, SummaryError> {
+    let summary = is_summary_file(path)
+        .with_context(|| format!("{}: cannot open", path.display()))
+        .map_err(SummaryError::Input)?;
+    if summary {
+        return SummaryFile::read(path);
+    }
+    let summary =
+        crate::analyze::analyze_files(&[path.to_path_buf()], opts, quiet).map_err(SummaryError::Input)?;
+    Ok(SummaryFile::new(summary, Shaping::of(opts)))
+}
+
+/// Both sides, compared and written; returns them for exit-code decisions.
+pub fn run(
+    args: &DiffArgs,
+    opts: &Options,
+    report_opts: ReportOptions,
+) -> Result<[Summary; 2], SummaryError> {
+    let old = load(&args.old, opts, args.quiet)?;
+    let new = load(&args.new, opts, args.quiet)?;
+    let mut differences = old.shaping.differences(&new.shaping);
+    differences.retain(|d| !d.starts_with("--now"));
+    differences.extend(old.summary.settings.differences(&new.summary.settings));
+    if !differences.is_empty() {
+        eprintln!(
+            "rdblens: note: the two sides were analysed with different settings ({}); figures may differ for that reason",
+            differences.join("; ")
+        );
+    }
+    let to_file = args.output.is_some();
+    let report_opts = ReportOptions {
+        width: crate::report::stdout_width(to_file),
+        ..report_opts
+    };
+    let text = match args.format.unwrap_or(Format::Table) {
+        Format::Json => rdblens_report::diff::to_json(&old.summary, &new.summary, &report_opts)
+            .context("cannot serialize the diff")
+            .map_err(SummaryError::Input)?,
+        Format::Table => rdblens_report::diff::to_table(&old.summary, &new.summary, &report_opts),
+    };
+    write_text(args.output.as_deref(), &text).map_err(SummaryError::Input)?;
+    Ok([old.summary, new.summary])
+}

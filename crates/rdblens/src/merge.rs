@@ -1,0 +1,71 @@
+//! `rdblens merge`: combines summary files made on different hosts (`report
+//! --format json --summary-only`, one per shard) into the report `report`
+//! would print for all the dumps at once, or into one summary again.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::Args;
+use rdblens_analysis::Summary;
+use rdblens_report::ReportOptions;
+
+use crate::report::{render, rendering, write_text, FailOn, Format, SortBy};
+use crate::summary_file::{read_and_merge, SummaryError};
+
+#[derive(Args, Debug)]
+pub struct MergeArgs {
+    /// Summary files (`rdblens report --format json --summary-only`), merged in this order.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Output format; tables are plain (no box drawing) when not on a terminal.
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
+    /// Rows per top list in tables (default: the summaries' --top; lists hold no more).
+    #[arg(long)]
+    pub top: Option<usize>,
+    /// The first big-key table's order.
+    #[arg(long, value_enum, default_value = "memory")]
+    pub sort: SortBy,
+    /// Expiry histogram bucket: 1s, 1m, 1h, 1d or auto.
+    #[arg(long, default_value = "auto")]
+    pub bucket: String,
+    /// Sections to show (comma-separated), as for `report`.
+    #[arg(long, value_delimiter = ',')]
+    pub section: Vec<String>,
+    /// Write the result here instead of standard output.
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
+    /// Write the merged summary (to merge again later) instead of the report.
+    #[arg(long)]
+    pub summary_only: bool,
+    /// Exit 1 when the audit finds anything at or above this severity.
+    #[arg(long, value_enum)]
+    pub fail_on: Option<FailOn>,
+}
+
+/// Checks the flags before reading anything (usage errors, exit 2).
+pub fn prepare(args: &MergeArgs) -> Result<ReportOptions> {
+    if args.summary_only && args.format == Some(Format::Table) {
+        anyhow::bail!("--summary-only writes JSON: drop --format table");
+    }
+    rendering(&args.section, args.top.unwrap_or(0), &args.bucket, args.sort)
+}
+
+/// Reads, merges and writes; returns the merged summary for exit-code decisions.
+pub fn run(args: &MergeArgs, report_opts: ReportOptions) -> Result<Summary, SummaryError> {
+    let merged = read_and_merge(&args.files)?;
+    let output = args.output.as_deref();
+    let written = if args.summary_only {
+        merged.write(output)
+    } else {
+        let report_opts = ReportOptions {
+            top: args.top.unwrap_or(merged.summary.settings.top),
+            ..report_opts
+        };
+        let format = args.format.unwrap_or(Format::Table);
+        render(&merged.summary, format, report_opts, output.is_some())
+            .and_then(|text| write_text(output, &text))
+    };
+    written.map_err(SummaryError::Input)?;
+    Ok(merged.summary)
+}
