@@ -76,7 +76,7 @@ fn ttl_cell(expiry_ms: Option<i64>, now_ms: i64) -> String {
     match expiry_ms {
         None => "-".into(),
         Some(t) if t <= now_ms => "expired".into(),
-        Some(t) => duration(t - now_ms),
+        Some(t) => duration(t.saturating_sub(now_ms)),
     }
 }
 
@@ -468,7 +468,11 @@ fn access(out: &mut String, s: &Summary, opts: &ReportOptions) {
         heading(out, "Idle time (LRU)");
         let rows: Vec<(String, u64, String)> = length_bars(&a.idle_seconds)
             .into_iter()
-            .map(|(from, k)| (format!(">= {}", duration(from as i64 * 1000)), k, String::new()))
+            // Idle times come from the file: any u64 (fuzz_regressions/analyze).
+            .map(|(from, k)| {
+                let ms = i64::try_from(from).unwrap_or(i64::MAX).saturating_mul(1000);
+                (format!(">= {}", duration(ms)), k, String::new())
+            })
             .collect();
         out.push_str(&bars_table(opts, "idle", &rows));
         heading(out, "Coldest keys");

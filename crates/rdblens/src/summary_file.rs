@@ -196,8 +196,12 @@ impl SummaryFile {
         match path {
             Some(p) if p.extension().is_some_and(|e| e == "gz") => {
                 use std::io::Write;
-                let file = std::fs::File::create(p).with_context(|| format!("cannot write {}", p.display()))?;
-                let mut gz = flate2::write::GzEncoder::new(std::io::BufWriter::new(file), flate2::Compression::default());
+                let file =
+                    std::fs::File::create(p).with_context(|| format!("cannot write {}", p.display()))?;
+                let mut gz = flate2::write::GzEncoder::new(
+                    std::io::BufWriter::new(file),
+                    flate2::Compression::default(),
+                );
                 gz.write_all(text.as_bytes())
                     .and_then(|()| gz.finish())
                     .and_then(|mut w| w.flush())
@@ -355,7 +359,11 @@ mod tests {
     fn gzip_summaries_read_back() {
         let dir = tempfile::tempdir().unwrap();
         let opts = Options::default();
-        let data = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/rdb/redis-7.4.5/all-types.rdb")).unwrap();
+        let data = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../fixtures/rdb/redis-7.4.5/all-types.rdb"
+        ))
+        .unwrap();
         let summary = rdblens_analysis::analyze_bytes(&data, "a.rdb", &opts).unwrap();
         let file = SummaryFile::new(summary, Shaping::of(&opts));
         for name in ["s.json", "s.json.gz"] {

@@ -255,7 +255,10 @@ fn merged_summaries_equal_one_run_over_every_file() {
     stdout_ok(&["report", files[0], "--summary-only", "-o", s(&gz)]);
     assert_eq!(std::fs::read(&gz).unwrap()[..2], [0x1f, 0x8b]);
     let from_gz = stdout_ok(&[&["merge", s(&gz)], &part_args[1..], &["--format", "json"]].concat());
-    assert_eq!(from_gz, stdout_ok(&[&["report"], &files[..], &["--format", "json"]].concat()));
+    assert_eq!(
+        from_gz,
+        stdout_ok(&[&["report"], &files[..], &["--format", "json"]].concat())
+    );
     assert_eq!(
         json(&["diff", s(&gz), part_args[0], "--format", "json"])["totals"]["delta"]["keys"],
         0

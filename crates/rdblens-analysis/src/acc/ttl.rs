@@ -35,7 +35,8 @@ pub fn ttl_bucket(expiry_ms: Option<i64>, now_ms: i64) -> usize {
         None => 0,
         Some(t) if t <= now_ms => 1,
         Some(t) => {
-            let ttl = t - now_ms;
+            // Both come from the file (expiry, ctime): any i64.
+            let ttl = t.saturating_sub(now_ms);
             2 + BOUNDS_MS.iter().position(|&b| ttl < b).unwrap_or(BOUNDS_MS.len())
         }
     }
