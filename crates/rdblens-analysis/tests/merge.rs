@@ -88,3 +88,39 @@ fn settings_that_differ_are_named() {
     assert_ne!(a.settings.now_ms, c.settings.now_ms);
     assert!(a.settings.differences(&c.settings).is_empty());
 }
+
+/// The same key names in several dumps (the fixtures of two servers hold
+/// the same keys with other sizes; a dump given twice): any grouping of the
+/// merges gives the same summary, as the CLI merges files as they finish.
+#[test]
+fn merging_is_associative_with_the_same_keys_in_several_files() {
+    let opts = Options {
+        threads: 1,
+        top: 5,
+        ..Options::default()
+    };
+    let a = analyze("redis-7.4.5/all-types.rdb", &opts);
+    let b = analyze("valkey-9.1.2/all-types.rdb", &opts);
+    let c = analyze("redis-7.2.4/all-types.rdb", &opts);
+    let merged = |x: &Summary, y: &Summary| {
+        let mut m = x.clone();
+        m.merge(y.clone()).unwrap();
+        m
+    };
+    let left = merged(&merged(&merged(&a, &b), &c), &a);
+    let right = merged(&a, &merged(&b, &merged(&c, &a)));
+    let middle = merged(&merged(&a, &merged(&b, &c)), &a);
+    // (assert!, not assert_eq!: the debug form of a summary is huge.)
+    assert!(left == right, "left and right folds differ");
+    assert!(left == middle, "left fold and middle grouping differ");
+    // The key lists are commutative too (the order of the files and the
+    // first file's reference time are not).
+    let swapped = merged(&merged(&merged(&c, &a), &a), &b);
+    assert!(left.keys.top == swapped.keys.top, "top lists");
+    assert!(left.keys.limits == swapped.keys.limits, "limit examples");
+    assert!(left.keys.key_names == swapped.keys.key_names, "key name examples");
+    assert!(
+        left.keys.access == swapped.keys.access,
+        "coldest and hottest keys"
+    );
+}

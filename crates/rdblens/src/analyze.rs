@@ -3,12 +3,14 @@
 //! command-line order (so the result is the same as one file after the
 //! other, for any thread count).
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use anyhow::{Context, Result};
 use rdblens_analysis::{analyze_bytes, Options, Summary};
+use rdblens_parser::RdbFile;
 
 use crate::progress::FilesProgress;
 
@@ -48,38 +50,106 @@ pub fn analyze_files(files: &[PathBuf], opts: &Options, quiet: bool) -> Result<S
     let mut order: Vec<usize> = (0..opened.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(opened[i].1.len()));
     let progress = FilesProgress::for_bytes(opened.iter().map(|(_, f)| f.len() as u64).sum(), quiet);
+    // Each file is unmapped (a decompressed copy deleted) once analysed.
+    let opened: Vec<(String, Mutex<Option<RdbFile>>)> = opened
+        .into_iter()
+        .map(|(name, file)| (name, Mutex::new(Some(file))))
+        .collect();
     let next = AtomicUsize::new(0);
-    let results: Vec<Mutex<Option<Result<Summary>>>> = opened.iter().map(|_| Mutex::new(None)).collect();
+    let done = Merging::default();
     std::thread::scope(|scope| {
         for &threads in &lanes {
-            let (opened, order, next, results, progress) = (&opened, &order, &next, &results, &progress);
+            let (opened, order, next, done, progress) = (&opened, &order, &next, &done, &progress);
             scope.spawn(move || {
                 while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
-                    let (name, file) = &opened[i];
+                    let (name, slot) = &opened[i];
+                    let Some(file) = slot.lock().ok().and_then(|mut f| f.take()) else {
+                        continue;
+                    };
                     let mut opts = progress.options_for(opts, file.len() as u64);
                     opts.threads = threads;
                     let result = analyze_bytes(file.bytes(), name, &opts).with_context(|| name.clone());
-                    if let Ok(mut slot) = results[i].lock() {
-                        *slot = Some(result);
+                    drop(file);
+                    match result {
+                        Ok(summary) => done.add(i, summary),
+                        Err(e) => done.fail(i, e),
                     }
                 }
             });
         }
     });
     drop(progress);
-    let mut merged: Option<Summary> = None;
-    for (slot, (name, _)) in results.into_iter().zip(&opened) {
-        let summary = slot
-            .into_inner()
-            .ok()
-            .flatten()
-            .with_context(|| format!("{name}: the analysis did not finish"))??;
-        match &mut merged {
-            None => merged = Some(summary),
-            Some(m) => m.merge(summary).map_err(anyhow::Error::msg)?,
+    done.finish(opened.len())
+}
+
+/// Summaries of consecutive files (in command-line order) merged as soon as
+/// both are ready, by the lane that finished last, while the other lanes go
+/// on analysing: little is left to merge once the last file is done. Merging
+/// only neighbours keeps the command-line order of the files (and the first
+/// file's reference time), so the result is the same as merging one after
+/// the other.
+#[derive(Default)]
+struct Merging {
+    /// First file index of a merged run -> (last index, the run's summary).
+    runs: Mutex<BTreeMap<usize, (usize, Summary)>>,
+    errors: Mutex<BTreeMap<usize, anyhow::Error>>,
+}
+
+impl Merging {
+    fn add(&self, i: usize, summary: Summary) {
+        let (mut first, mut last, mut summary) = (i, i, summary);
+        loop {
+            // Take the neighbouring runs out, merge without the lock, put back.
+            let (before, after) = {
+                let Ok(mut runs) = self.runs.lock() else { return };
+                let before = match first.checked_sub(1).and_then(|p| runs.range(..=p).next_back()) {
+                    Some((&start, &(end, _))) if end + 1 == first => {
+                        runs.remove(&start).map(|r| (start, r.1))
+                    }
+                    _ => None,
+                };
+                let after = runs.remove(&(last + 1));
+                if before.is_none() && after.is_none() {
+                    runs.insert(first, (last, summary));
+                    return;
+                }
+                (before, after)
+            };
+            if let Some((start, mut left)) = before {
+                if let Err(e) = left.merge(summary) {
+                    return self.fail(start, anyhow::Error::msg(e));
+                }
+                (first, summary) = (start, left);
+            }
+            if let Some((end, right)) = after {
+                if let Err(e) = summary.merge(right) {
+                    return self.fail(first, anyhow::Error::msg(e));
+                }
+                last = end;
+            }
         }
     }
-    merged.context("no input files")
+
+    fn fail(&self, i: usize, e: anyhow::Error) {
+        if let Ok(mut errors) = self.errors.lock() {
+            errors.insert(i, e);
+        }
+    }
+
+    /// The whole merge, or the error of the first file (in order) that failed.
+    fn finish(self, files: usize) -> Result<Summary> {
+        if let Some((_, e)) = self.errors.into_inner().ok().and_then(|e| e.into_iter().next()) {
+            return Err(e);
+        }
+        let mut runs = self
+            .runs
+            .into_inner()
+            .map_err(|_| anyhow::anyhow!("a worker panicked"))?;
+        match runs.remove(&0) {
+            Some((last, summary)) if last + 1 == files => Ok(summary),
+            _ => Err(anyhow::anyhow!("no input files")),
+        }
+    }
 }
 
 #[cfg(test)]

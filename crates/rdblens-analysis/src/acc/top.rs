@@ -9,8 +9,11 @@ use super::Accumulate;
 use crate::facts::KeyFacts;
 use crate::keyname::KeyName;
 
-/// One big key, as reported.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// One big key, as reported. Ordered field by field: lists break ties of
+/// their rank with the whole record, so the same key met in two dumps
+/// (dumps of one server, a replica and its primary) lands in the same place
+/// however summaries are grouped when merged.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct KeyRecord {
     pub db: u64,
     #[serde(flatten)]
@@ -113,13 +116,17 @@ impl TopKeys {
         }
         match self.keys.get(self.n - 1) {
             None => true,
-            Some(last) => (std::cmp::Reverse(v), db, key) < rank(self.metric, last),
+            // A tie with the last (the same key in another dump) is
+            // settled by the whole record in `insert`.
+            Some(last) => (std::cmp::Reverse(v), db, key) <= rank(self.metric, last),
         }
     }
 
     fn insert(&mut self, r: KeyRecord) {
         let metric = self.metric;
-        let pos = self.keys.partition_point(|k| rank(metric, k) < rank(metric, &r));
+        let pos = self
+            .keys
+            .partition_point(|k| (rank(metric, k), k) < (rank(metric, &r), &r));
         self.keys.insert(pos, r);
         self.keys.truncate(self.n);
     }
