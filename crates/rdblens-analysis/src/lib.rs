@@ -23,6 +23,7 @@ pub mod acc;
 mod facts;
 mod filter;
 mod keyname;
+pub mod keyshape;
 mod limits;
 mod options;
 mod ordered;

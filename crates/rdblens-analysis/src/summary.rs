@@ -21,6 +21,7 @@ use crate::acc::top::TopSet;
 use crate::acc::ttl::Ttl;
 use crate::acc::Accumulate;
 use crate::facts::KeyFacts;
+use crate::keyshape::KeyShape;
 use crate::rules::RuleConfig;
 use crate::shard::ShardStats;
 
@@ -176,13 +177,15 @@ impl KeyStats {
         }
         self.limits.add(f);
         self.top.add(f);
-        self.key_names.add(f);
+        // One pass over the key's bytes serves every name check.
+        let shape = KeyShape::of(f.key, self.key_names.separator);
+        self.key_names.add_shaped(f, &shape);
         self.prefixes.add(f);
         self.ttl.add(f);
-        self.expiry.add(f);
+        self.expiry.add_shaped(f, &shape);
         self.slots.add(f);
         self.access.add(f);
-        self.rules.add(f);
+        self.rules.add_shaped(f, &shape);
     }
 
     pub fn add_damage(&mut self, d: Damage) {

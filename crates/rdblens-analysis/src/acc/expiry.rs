@@ -11,6 +11,7 @@ use super::bounded::Mergeable;
 use super::sample::SmallSample;
 use super::Accumulate;
 use crate::facts::KeyFacts;
+use crate::keyshape::KeyShape;
 
 /// Bucket widths tried in turn, in ms.
 pub const RESOLUTIONS_MS: [i64; 8] = [
@@ -130,8 +131,9 @@ impl ExpiryHistogram {
     }
 }
 
-impl Accumulate for ExpiryHistogram {
-    fn add(&mut self, f: &KeyFacts<'_>) {
+impl ExpiryHistogram {
+    /// [`Accumulate::add`] for a key whose shape is known.
+    pub fn add_shaped(&mut self, f: &KeyFacts<'_>, shape: &KeyShape) {
         let Some(t) = f.expiry_ms else { return };
         self.expiring_keys += 1;
         self.expiring_memory += f.memory;
@@ -143,19 +145,22 @@ impl Accumulate for ExpiryHistogram {
             .or_default();
         b.keys += 1;
         b.memory += f.memory;
-        let ns_end = f
-            .key
-            .iter()
-            .position(|&c| c == self.separator)
-            .unwrap_or(f.key.len());
         b.namespaces.add(
-            &f.key[..ns_end],
+            shape.namespace(f.key),
             KeysMemory {
                 keys: 1,
                 memory: f.memory,
             },
         );
         self.fit();
+    }
+}
+
+impl Accumulate for ExpiryHistogram {
+    fn add(&mut self, f: &KeyFacts<'_>) {
+        if f.expiry_ms.is_some() {
+            self.add_shaped(f, &KeyShape::of(f.key, self.separator))
+        }
     }
 
     fn merge(&mut self, mut other: Self) {

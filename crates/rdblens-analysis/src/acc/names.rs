@@ -9,6 +9,7 @@ use super::hist::Histogram;
 use super::top::{Metric, TopKeys};
 use super::Accumulate;
 use crate::facts::KeyFacts;
+use crate::keyshape::KeyShape;
 
 /// Examples kept per problem.
 const EXAMPLES: usize = 5;
@@ -41,7 +42,7 @@ impl NameProblem {
     ];
 }
 
-pub(crate) fn bad_char(b: u8) -> bool {
+pub(crate) const fn bad_char(b: u8) -> bool {
     b < 0x20
         || b == 0x7f
         || matches!(
@@ -61,13 +62,22 @@ pub(crate) fn bad_braces(key: &[u8]) -> bool {
 }
 
 pub fn problems(key: &[u8], separator: u8) -> impl Iterator<Item = NameProblem> {
+    problems_shaped(key, &KeyShape::of(key, separator))
+}
+
+/// [`problems`] for a key whose shape is known: exact byte checks only run
+/// for the rare keys whose shape shows a suspect byte.
+pub fn problems_shaped(key: &[u8], shape: &KeyShape) -> impl Iterator<Item = NameProblem> {
     let checks = [
         (NameProblem::KeyLong, key.len() > 128),
         (NameProblem::KeyOver30, key.len() > 30),
-        (NameProblem::KeyChars, key.iter().any(|&b| bad_char(b))),
-        (NameProblem::KeyBraces, bad_braces(key)),
-        (NameProblem::KeyNoNamespace, !key.contains(&separator)),
-        (NameProblem::KeyNotUtf8, std::str::from_utf8(key).is_err()),
+        (NameProblem::KeyChars, shape.has_bad_chars()),
+        (NameProblem::KeyBraces, shape.has_braces() && bad_braces(key)),
+        (NameProblem::KeyNoNamespace, shape.first_separator.is_none()),
+        (
+            NameProblem::KeyNotUtf8,
+            !shape.is_ascii() && std::str::from_utf8(key).is_err(),
+        ),
     ];
     checks.into_iter().filter_map(|(p, hit)| hit.then_some(p))
 }
@@ -97,10 +107,11 @@ impl KeyNames {
     }
 }
 
-impl Accumulate for KeyNames {
-    fn add(&mut self, f: &KeyFacts<'_>) {
+impl KeyNames {
+    /// [`Accumulate::add`] for a key whose shape is known.
+    pub fn add_shaped(&mut self, f: &KeyFacts<'_>, shape: &KeyShape) {
         self.lengths.add(f.key.len() as u64);
-        for p in problems(f.key, self.separator) {
+        for p in problems_shaped(f.key, shape) {
             let c = self.problems.entry(p).or_insert_with(|| ProblemCount {
                 keys: 0,
                 memory: 0,
@@ -110,6 +121,12 @@ impl Accumulate for KeyNames {
             c.memory += f.memory;
             c.examples.add(f);
         }
+    }
+}
+
+impl Accumulate for KeyNames {
+    fn add(&mut self, f: &KeyFacts<'_>) {
+        self.add_shaped(f, &KeyShape::of(f.key, self.separator))
     }
 
     fn merge(&mut self, other: Self) {

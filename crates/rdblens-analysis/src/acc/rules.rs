@@ -14,7 +14,8 @@ use super::top::TopBy;
 use super::Accumulate;
 use crate::facts::KeyFacts;
 use crate::keyname::KeyName;
-use crate::rules::{evaluate, listpack, Enabled, Hit, RuleConfig, RuleId, Severity};
+use crate::keyshape::KeyShape;
+use crate::rules::{evaluate_shaped, listpack, Enabled, Hit, RuleConfig, RuleId, Severity};
 
 /// Namespaces kept exactly per rule (bottom-k beyond).
 const NAMESPACES_PER_RULE: usize = 256;
@@ -310,12 +311,12 @@ impl RuleHits {
         }
     }
 
-    fn add_sprawl(&mut self, f: &KeyFacts<'_>) {
+    fn add_sprawl(&mut self, f: &KeyFacts<'_>, shape: &KeyShape) {
         let c = &self.config.small_key_sprawl;
         if !c.enabled || f.kind != rdblens_parser::TypeKind::String || f.elements >= c.max_value_bytes.0 {
             return;
         }
-        let (ns, field) = match f.key.iter().position(|&b| b == self.separator) {
+        let (ns, field) = match shape.first_separator {
             Some(i) => (&f.key[..i], &f.key[i + 1..]),
             None => (namespace_of(f.key, self.separator), f.key),
         };
@@ -333,17 +334,24 @@ impl RuleHits {
     }
 }
 
-impl Accumulate for RuleHits {
-    fn add(&mut self, f: &KeyFacts<'_>) {
+impl RuleHits {
+    /// [`Accumulate::add`] for a key whose shape is known.
+    pub fn add_shaped(&mut self, f: &KeyFacts<'_>, shape: &KeyShape) {
         let on = *self.on.get_or_insert_with(|| Enabled::new(&self.config));
         let (config, rules, sep) = (&self.config, &mut self.rules, self.separator);
-        evaluate(f, config, &on, sep, self.now_ms, |h| {
+        evaluate_shaped(f, shape, config, &on, self.now_ms, |h| {
             rules
                 .entry(h.rule)
                 .or_insert_with(|| RuleTally::new(Self::cap(config, h.rule)))
                 .add(f, &h, sep);
         });
-        self.add_sprawl(f);
+        self.add_sprawl(f, shape);
+    }
+}
+
+impl Accumulate for RuleHits {
+    fn add(&mut self, f: &KeyFacts<'_>) {
+        self.add_shaped(f, &KeyShape::of(f.key, self.separator))
     }
 
     fn merge(&mut self, other: Self) {

@@ -9,7 +9,7 @@ use super::bounded::stable_hash;
 use super::expiry::KeysMemory;
 use crate::keyname::KeyName;
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct SmallSample {
     pub cap: usize,
     /// Kept names, sorted by their stable hash (ties by name).
@@ -17,10 +17,18 @@ pub struct SmallSample {
     /// Everything folded out of `entries`.
     pub other: KeysMemory,
     pub folded: bool,
+    /// `stable_hash` of each kept name, in `entries` order: derived state,
+    /// rebuilt after deserializing. Without it every insertion re-hashed
+    /// every kept name (a profile showed ~4% of a report in this function).
+    #[serde(skip)]
+    hashes: Vec<u64>,
 }
 
-fn order(name: &[u8]) -> (u64, &[u8]) {
-    (stable_hash(name), name)
+// The hash cache is derived state: equality is about the content.
+impl PartialEq for SmallSample {
+    fn eq(&self, o: &Self) -> bool {
+        self.cap == o.cap && self.entries == o.entries && self.other == o.other && self.folded == o.folded
+    }
 }
 
 impl SmallSample {
@@ -31,18 +39,42 @@ impl SmallSample {
         }
     }
 
+    /// Bottom-k order of the kept name at `i`: hash, then name.
+    fn order_at(&self, i: usize) -> (u64, &[u8]) {
+        (self.hashes[i], self.entries[i].0.as_bytes())
+    }
+
+    fn rebuild_hashes(&mut self) {
+        if self.hashes.len() != self.entries.len() {
+            self.hashes = self
+                .entries
+                .iter()
+                .map(|(n, _)| stable_hash(n.as_bytes()))
+                .collect();
+        }
+    }
+
     pub fn add(&mut self, name: &[u8], km: KeysMemory) {
-        if let Some((_, v)) = self.entries.iter_mut().find(|(n, _)| n.as_bytes() == name) {
+        self.add_hashed(name, stable_hash(name), km)
+    }
+
+    /// [`Self::add`] for a caller that already has `stable_hash(name)`.
+    pub fn add_hashed(&mut self, name: &[u8], hash: u64, km: KeysMemory) {
+        self.rebuild_hashes();
+        let found = self
+            .hashes
+            .iter()
+            .zip(&self.entries)
+            .position(|(&h, (n, _))| h == hash && n.as_bytes() == name);
+        if let Some(i) = found {
+            let v = &mut self.entries[i].1;
             v.keys += km.keys;
             v.memory += km.memory;
             return;
         }
-        let key = order(name);
+        let key = (hash, name);
         if self.entries.len() >= self.cap {
-            let last_is_smaller = self
-                .entries
-                .last()
-                .is_some_and(|(n, _)| order(n.as_bytes()) < key);
+            let last_is_smaller = !self.entries.is_empty() && self.order_at(self.entries.len() - 1) < key;
             self.folded = true;
             if last_is_smaller {
                 self.other.keys += km.keys;
@@ -50,12 +82,17 @@ impl SmallSample {
                 return;
             }
             if let Some((_, v)) = self.entries.pop() {
+                self.hashes.pop();
                 self.other.keys += v.keys;
                 self.other.memory += v.memory;
             }
         }
-        let pos = self.entries.partition_point(|(n, _)| order(n.as_bytes()) < key);
+        let mut pos = self.hashes.partition_point(|&h| h < hash);
+        while pos < self.entries.len() && self.order_at(pos) < key {
+            pos += 1;
+        }
         self.entries.insert(pos, (KeyName::new(name), km));
+        self.hashes.insert(pos, hash);
     }
 
     pub fn merge(&mut self, o: SmallSample) {
@@ -68,6 +105,7 @@ impl SmallSample {
         }
         while self.entries.len() > self.cap {
             if let Some((_, v)) = self.entries.pop() {
+                self.hashes.pop();
                 self.other.keys += v.keys;
                 self.other.memory += v.memory;
                 self.folded = true;

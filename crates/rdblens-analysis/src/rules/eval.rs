@@ -8,6 +8,7 @@ use super::catalogue::{RuleId, Severity};
 use super::config::RuleConfig;
 use crate::acc::names::{bad_braces, bad_char};
 use crate::facts::KeyFacts;
+use crate::keyshape::KeyShape;
 
 /// One rule broken by one key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,6 +72,7 @@ fn level(v: u64, warn: u64, crit: u64) -> Option<(Severity, u64)> {
 /// One key being evaluated.
 struct Eval<'a, 'k> {
     f: &'a KeyFacts<'k>,
+    shape: &'a KeyShape,
     cfg: &'a RuleConfig,
     on: &'a Enabled,
 }
@@ -104,10 +106,22 @@ pub fn evaluate(
     on: &Enabled,
     separator: u8,
     now_ms: i64,
+    emit: impl FnMut(Hit),
+) {
+    evaluate_shaped(f, &KeyShape::of(f.key, separator), cfg, on, now_ms, emit)
+}
+
+/// [`evaluate`] for a key whose [`KeyShape`] is known.
+pub fn evaluate_shaped(
+    f: &KeyFacts<'_>,
+    shape: &KeyShape,
+    cfg: &RuleConfig,
+    on: &Enabled,
+    now_ms: i64,
     mut emit: impl FnMut(Hit),
 ) {
-    let e = Eval { f, cfg, on };
-    names(&e, separator, &mut emit);
+    let e = Eval { f, shape, cfg, on };
+    names(&e, &mut emit);
     values(&e, &mut emit);
     if on.on(RuleId::EncodingMiss) {
         encoding_miss(&e, &mut emit);
@@ -116,8 +130,8 @@ pub fn evaluate(
     access(&e, &mut emit);
 }
 
-fn names(e: &Eval<'_, '_>, separator: u8, emit: &mut impl FnMut(Hit)) {
-    let (f, cfg, on) = (e.f, e.cfg, e.on);
+fn names(e: &Eval<'_, '_>, emit: &mut impl FnMut(Hit)) {
+    let (f, cfg, on, shape) = (e.f, e.cfg, e.on, e.shape);
     let len = f.key.len() as u64;
     if on.on(RuleId::KeyLong) {
         let c = &cfg.key_long;
@@ -132,17 +146,17 @@ fn names(e: &Eval<'_, '_>, separator: u8, emit: &mut impl FnMut(Hit)) {
             });
         }
     }
-    if on.on(RuleId::KeyChars) {
+    if on.on(RuleId::KeyChars) && shape.has_bad_chars() {
         let bad = f.key.iter().filter(|&&b| bad_char(b)).count() as u64;
         if bad > 0 {
             emit(e.hit(RuleId::KeyChars, Severity::Warn, bad, 0));
         }
     }
-    if on.on(RuleId::KeyBraces) && bad_braces(f.key) {
+    if on.on(RuleId::KeyBraces) && shape.has_braces() && bad_braces(f.key) {
         let braces = f.key.iter().filter(|&&b| b == b'{' || b == b'}').count() as u64;
         emit(e.hit(RuleId::KeyBraces, Severity::Warn, braces, 0));
     }
-    if on.on(RuleId::KeyNoNamespace) && !f.key.contains(&separator) {
+    if on.on(RuleId::KeyNoNamespace) && shape.first_separator.is_none() {
         emit(e.hit(RuleId::KeyNoNamespace, Severity::Info, 1, 0));
     }
 }

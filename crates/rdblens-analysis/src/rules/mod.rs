@@ -13,7 +13,7 @@ mod units;
 
 pub use catalogue::{RuleId, Severity};
 pub use config::*;
-pub use eval::{evaluate, Enabled, Hit};
+pub use eval::{evaluate, evaluate_shaped, Enabled, Hit};
 pub use units::{ByteSize, Seconds};
 
 #[cfg(test)]
