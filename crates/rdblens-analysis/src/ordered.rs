@@ -10,11 +10,12 @@
 use std::sync::mpsc::sync_channel;
 
 use rayon::iter::{IntoParallelRefIterator, ParallelIterator};
-use rdblens_parser::{Entry, Error, Scratch};
+use rdblens_parser::{Entry, Error, RdbFile, Scratch};
 
 use crate::facts::KeyFacts;
 use crate::options::Options;
 use crate::pipeline::{batch_facts, file_info, prepare, walk, walker_panicked};
+use crate::release::Releaser;
 use crate::summary::{Damage, FileInfo, Settings};
 
 /// Batches per worker in one wave: enough to keep every worker busy while
@@ -37,10 +38,39 @@ pub enum KeyItem<T> {
 /// Returns what was learnt about the file; `incomplete` is set when the walk
 /// stopped at damage or truncation. Fails only when `data` is not an RDB
 /// file of a supported version.
-pub fn map_keys_in_order<T, M, S>(
+pub fn map_keys_in_order<T, M, S>(data: &[u8], path: &str, opts: &Options, map: M, sink: S) -> Result<FileInfo, Error>
+where
+    T: Send,
+    M: Fn(&KeyFacts<'_>, &Settings) -> T + Sync,
+    S: FnMut(KeyItem<T>) -> bool,
+{
+    map_in_order(data, path, opts, None, map, sink)
+}
+
+/// [`map_keys_in_order`] on a mapped file, whose pages are given back to
+/// the system once decoded (see [`crate::analyze_file`]).
+pub fn map_file_keys_in_order<T, M, S>(
+    file: &RdbFile,
+    path: &str,
+    opts: &Options,
+    map: M,
+    sink: S,
+) -> Result<FileInfo, Error>
+where
+    T: Send,
+    M: Fn(&KeyFacts<'_>, &Settings) -> T + Sync,
+    S: FnMut(KeyItem<T>) -> bool,
+{
+    let release = |start: usize, end: usize| file.release(start, end);
+    let releaser = Releaser::new(&release);
+    map_in_order(file.bytes(), path, opts, Some(&releaser), map, sink)
+}
+
+fn map_in_order<T, M, S>(
     data: &[u8],
     path: &str,
     opts: &Options,
+    releaser: Option<&Releaser<'_>>,
     map: M,
     mut sink: S,
 ) -> Result<FileInfo, Error>
@@ -61,6 +91,7 @@ where
                 opts.batch_entries,
                 filter,
                 opts.progress.as_ref(),
+                releaser,
                 move |batch| tx.send(batch).is_ok(),
             )
         });
@@ -87,6 +118,11 @@ where
                     )
                     .collect()
             });
+            if let Some(r) = releaser {
+                for batch in &batches {
+                    r.batch_done(batch.first().map_or(0, |e| e.offset));
+                }
+            }
             // The consumer stopped: dropping `rx` here stops the walker too.
             if done_tx.send(decoded).is_err() {
                 break;

@@ -12,12 +12,13 @@ use std::sync::Mutex;
 
 use rayon::iter::{IntoParallelIterator, ParallelIterator};
 use rdblens_memory::Profile;
-use rdblens_parser::{ChecksumStatus, Entry, Error, Rdb, RdbString, Record, Scratch};
+use rdblens_parser::{ChecksumStatus, Crc64Digest, Entry, Error, Rdb, RdbFile, RdbString, Record, Scratch};
 
 use crate::facts::key_facts;
 use crate::facts::KeyFacts;
 use crate::filter::KeyFilter;
 use crate::options::{Options, Progress};
+use crate::release::{BatchDone, Releaser};
 use crate::summary::{Damage, FileInfo, KeyStats, Settings, Summary, SUMMARY_VERSION};
 
 /// Bytes of values per batch: big values travel in small batches.
@@ -79,11 +80,31 @@ pub(crate) struct WalkOutcome {
     error: Option<Error>,
 }
 
+/// Hashes the file for the trailer checksum as the walker goes, so the
+/// bytes are read once, while they are in cache, and the file need not be
+/// read again at the end (its pages may have been released by then).
+struct RunningCrc<'a> {
+    data: &'a [u8],
+    digest: Crc64Digest,
+    hashed: usize,
+}
+
+impl RunningCrc<'_> {
+    fn upto(&mut self, end: usize) {
+        let end = end.min(self.data.len());
+        if end > self.hashed {
+            self.digest.update(&self.data[self.hashed..end]);
+            self.hashed = end;
+        }
+    }
+}
+
 pub(crate) fn walk<'a>(
     rdb: &Rdb<'a>,
     batch_entries: usize,
     filter: &KeyFilter,
     progress: Option<&Progress>,
+    releaser: Option<&Releaser<'_>>,
     send: impl Fn(Vec<Entry<'a>>) -> bool,
 ) -> WalkOutcome {
     let mut out = WalkOutcome {
@@ -95,6 +116,11 @@ pub(crate) fn walk<'a>(
     let mut batch_bytes = 0;
     let mut next_report = PROGRESS_STEP;
     let mut records = rdb.records();
+    let mut crc = RunningCrc {
+        data: rdb.data(),
+        digest: Crc64Digest::new(),
+        hashed: 0,
+    };
     while let Some(record) = records.next() {
         if let Some(p) = progress {
             if records.offset() >= next_report {
@@ -108,19 +134,30 @@ pub(crate) fn walk<'a>(
                 if !filter.admits_entry(&e) {
                     continue;
                 }
+                if let (Some(r), true) = (releaser, batch.is_empty()) {
+                    r.batch_started(e.offset);
+                }
                 batch_bytes += e.value.len();
                 batch.push(e);
                 if batch.len() >= batch_entries || batch_bytes >= BATCH_BYTES {
                     batch_bytes = 0;
+                    let offset = records.offset();
+                    crc.upto(offset as usize);
                     if !send(std::mem::replace(&mut batch, Vec::with_capacity(batch_entries))) {
                         break;
+                    }
+                    if let Some(r) = releaser {
+                        r.walked_to(offset);
                     }
                 }
             }
             Ok(Record::Function { .. }) | Ok(Record::FunctionPreGa { .. }) => out.functions += 1,
             Ok(Record::ModuleAux(_)) => out.module_aux += 1,
             Ok(Record::Eof(eof)) => {
-                let status = rdb.checksum_status(&eof);
+                let status = rdb.checksum_status_with(&eof, || {
+                    crc.upto(rdb.checksum_end(&eof));
+                    std::mem::take(&mut crc.digest).finish()
+                });
                 if let ChecksumStatus::Mismatch { stored, computed } = status {
                     out.warnings.push(format!(
                         "checksum mismatch: the file stores 0x{stored:016x}, its bytes hash to \
@@ -311,6 +348,19 @@ fn newer_version_warning(rdb: &Rdb<'_>) -> Option<String> {
 
 /// Analyses one file held in `data` (usually a memory map).
 pub fn analyze_bytes(data: &[u8], path: &str, opts: &Options) -> Result<Summary, Error> {
+    analyze(data, path, opts, None)
+}
+
+/// Analyses a mapped file, giving its pages back to the system as soon as
+/// every worker is past them, so the resident set stays small on dumps
+/// larger than RAM.
+pub fn analyze_file(file: &RdbFile, path: &str, opts: &Options) -> Result<Summary, Error> {
+    let release = |start: usize, end: usize| file.release(start, end);
+    let releaser = Releaser::new(&release);
+    analyze(file.bytes(), path, opts, Some(&releaser))
+}
+
+fn analyze(data: &[u8], path: &str, opts: &Options, releaser: Option<&Releaser<'_>>) -> Result<Summary, Error> {
     let p = prepare(data, opts)?;
     let (settings, profile) = (&p.settings, &p.profile);
     let (tx, rx) = sync_channel::<Vec<Entry<'_>>>(p.threads * 4);
@@ -321,6 +371,7 @@ pub fn analyze_bytes(data: &[u8], path: &str, opts: &Options) -> Result<Summary,
                 opts.batch_entries,
                 &opts.filter,
                 opts.progress.as_ref(),
+                releaser,
                 move |batch| tx.send(batch).is_ok(),
             )
         });
@@ -339,6 +390,7 @@ pub fn analyze_bytes(data: &[u8], path: &str, opts: &Options) -> Result<Summary,
                             Err(_) => break,
                         };
                         let Ok(batch) = batch else { break };
+                        let _done = BatchDone(releaser, batch.first().map_or(0, |e| e.offset));
                         fold_batch(
                             &mut stats,
                             &mut scratch,

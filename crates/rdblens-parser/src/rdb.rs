@@ -80,12 +80,24 @@ impl<'a> Rdb<'a> {
 
     /// Checks the stored CRC-64 against the bytes up to and including EOF.
     pub fn checksum_status(&self, eof: &Eof<'_>) -> ChecksumStatus {
+        self.checksum_status_with(eof, || crc64(&self.data[..self.checksum_end(eof)]))
+    }
+
+    /// How many bytes from the start of the file the trailer checksum
+    /// covers: everything up to and including the EOF opcode.
+    pub fn checksum_end(&self, eof: &Eof<'_>) -> usize {
+        (eof.offset as usize + 1).min(self.data.len())
+    }
+
+    /// [`Self::checksum_status`] for a caller that hashes the file itself
+    /// (e.g. a [`crate::Crc64Digest`] fed while walking, so the file is not
+    /// read a second time): `computed` is only called when a checksum is stored.
+    pub fn checksum_status_with(&self, eof: &Eof<'_>, computed: impl FnOnce() -> u64) -> ChecksumStatus {
         match eof.checksum {
             None => ChecksumStatus::Absent,
             Some(0) => ChecksumStatus::Disabled,
             Some(stored) => {
-                let end = (eof.offset as usize + 1).min(self.data.len());
-                let computed = crc64(&self.data[..end]);
+                let computed = computed();
                 if computed == stored {
                     ChecksumStatus::Valid(stored)
                 } else {
@@ -200,6 +212,32 @@ impl RdbFile {
 
     pub fn bytes(&self) -> &[u8] {
         self.map.as_deref().unwrap_or(&[])
+    }
+
+    /// Drops the resident pages of `[start, end)` from this process: a
+    /// reader done with that part of the file keeps its resident set small
+    /// on dumps larger than RAM. The bytes stay readable (they are read
+    /// from the file again if touched). Best effort: errors are ignored.
+    pub fn release(&self, start: usize, end: usize) {
+        #[cfg(unix)]
+        if let Some(map) = &self.map {
+            let end = end.min(map.len());
+            if start < end {
+                // SAFETY: the map is a read-only, shared mapping of a file.
+                // MADV_DONTNEED on such a mapping only drops the pages from
+                // this process's page tables; the next access faults them in
+                // again from the page cache or the file, with the same
+                // content, so borrowed slices stay valid and unchanged (the
+                // zero-fill that makes DONTNEED unsafe in general applies to
+                // private anonymous and written private pages, which a
+                // read-only file map has none of).
+                let _ = unsafe {
+                    map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start)
+                };
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = (start, end);
     }
 
     pub fn len(&self) -> usize {

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use anyhow::{Context, Result};
-use rdblens_analysis::{analyze_bytes, Options, Summary};
+use rdblens_analysis::{analyze_file, Options, Summary};
 use rdblens_parser::RdbFile;
 
 use crate::progress::FilesProgress;
@@ -68,7 +68,7 @@ pub fn analyze_files(files: &[PathBuf], opts: &Options, quiet: bool) -> Result<S
                     };
                     let mut opts = progress.options_for(opts, file.len() as u64);
                     opts.threads = threads;
-                    let result = analyze_bytes(file.bytes(), name, &opts).with_context(|| name.clone());
+                    let result = analyze_file(&file, name, &opts).with_context(|| name.clone());
                     drop(file);
                     match result {
                         Ok(summary) => done.add(i, summary),

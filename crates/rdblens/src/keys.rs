@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use rdblens_analysis::{map_keys_in_order, Damage, FileInfo, KeyItem, Options};
+use rdblens_analysis::{map_file_keys_in_order, Damage, FileInfo, KeyItem, Options};
 
 use crate::common::{FilterArgs, ModelArgs};
 use crate::keyrow::{KeyRow, RowWriter};
@@ -100,8 +100,8 @@ pub fn run(args: &KeysArgs, opts: &Options) -> Result<KeysOutcome> {
             progress.eprintln(&format!("rdblens: {name}: damaged key skipped: {}", d.message));
         }
     };
-    let info = map_keys_in_order(
-        file.bytes(),
+    let info = map_file_keys_in_order(
+        &file,
         &name,
         &opts,
         |facts, settings| KeyRow::from_facts(facts, settings.now_ms),
