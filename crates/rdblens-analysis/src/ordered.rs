@@ -38,7 +38,13 @@ pub enum KeyItem<T> {
 /// Returns what was learnt about the file; `incomplete` is set when the walk
 /// stopped at damage or truncation. Fails only when `data` is not an RDB
 /// file of a supported version.
-pub fn map_keys_in_order<T, M, S>(data: &[u8], path: &str, opts: &Options, map: M, sink: S) -> Result<FileInfo, Error>
+pub fn map_keys_in_order<T, M, S>(
+    data: &[u8],
+    path: &str,
+    opts: &Options,
+    map: M,
+    sink: S,
+) -> Result<FileInfo, Error>
 where
     T: Send,
     M: Fn(&KeyFacts<'_>, &Settings) -> T + Sync,

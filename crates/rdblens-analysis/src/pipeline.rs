@@ -360,7 +360,12 @@ pub fn analyze_file(file: &RdbFile, path: &str, opts: &Options) -> Result<Summar
     analyze(file.bytes(), path, opts, Some(&releaser))
 }
 
-fn analyze(data: &[u8], path: &str, opts: &Options, releaser: Option<&Releaser<'_>>) -> Result<Summary, Error> {
+fn analyze(
+    data: &[u8],
+    path: &str,
+    opts: &Options,
+    releaser: Option<&Releaser<'_>>,
+) -> Result<Summary, Error> {
     let p = prepare(data, opts)?;
     let (settings, profile) = (&p.settings, &p.profile);
     let (tx, rx) = sync_channel::<Vec<Entry<'_>>>(p.threads * 4);

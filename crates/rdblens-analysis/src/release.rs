@@ -83,7 +83,13 @@ impl<'r> Releaser<'r> {
 /// The next range to release, marked released: outside the lock the madvise
 /// call then cannot be issued twice.
 fn next_release(s: &mut State) -> Option<(u64, u64)> {
-    let low = s.in_flight.keys().next().copied().unwrap_or(s.walked).min(s.walked);
+    let low = s
+        .in_flight
+        .keys()
+        .next()
+        .copied()
+        .unwrap_or(s.walked)
+        .min(s.walked);
     let target = low - low % STEP;
     (target >= s.released + STEP).then(|| {
         let start = s.released;

@@ -37,7 +37,7 @@ pub(crate) fn expiry_cluster(ctx: &Ctx<'_>) -> Outcome {
                 continue;
             }
             let mut ns: Vec<(String, u64)> = Vec::new();
-            for (_, bucket) in h.buckets.range(start..end) {
+            for (_, bucket) in h.buckets_in(start..end) {
                 for (name, km) in &bucket.namespaces.entries {
                     let name = String::from_utf8_lossy(name.as_bytes()).into_owned();
                     match ns.iter_mut().find(|(n, _)| *n == name) {

@@ -3,7 +3,8 @@
 //! The final resolution depends only on the set of expiries, never on the
 //! order of arrival or merging, so results are identical for any thread count.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
 
@@ -74,9 +75,33 @@ pub struct ExpiryHistogram {
     /// Index into [`RESOLUTIONS_MS`].
     pub resolution: usize,
     /// Bucket start (unix ms, a multiple of the resolution) -> content.
-    pub buckets: BTreeMap<i64, ExpiryBucket>,
+    /// A hash map: every expiring key lands in a random one of up to `cap`
+    /// buckets, and a B-tree walk per key cost ~5% of a whole report. It is
+    /// serialized in time order; [`Self::buckets_in`] answers ranges.
+    #[serde(serialize_with = "sorted", deserialize_with = "from_map")]
+    pub buckets: HashMap<i64, ExpiryBucket, BucketHasher>,
     pub expiring_keys: u64,
     pub expiring_memory: u64,
+}
+
+/// Fixed-seed fast hashing: bucket starts come from the file, but a
+/// collision attack only slows the report; results never depend on order.
+pub type BucketHasher = foldhash::fast::FixedState;
+
+fn sorted<S: serde::Serializer>(
+    m: &HashMap<i64, ExpiryBucket, BucketHasher>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    let ordered: BTreeMap<&i64, &ExpiryBucket> = m.iter().collect();
+    ordered.serialize(s)
+}
+
+fn from_map<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<HashMap<i64, ExpiryBucket, BucketHasher>, D::Error> {
+    Ok(BTreeMap::<i64, ExpiryBucket>::deserialize(d)?
+        .into_iter()
+        .collect())
 }
 
 impl ExpiryHistogram {
@@ -85,7 +110,7 @@ impl ExpiryHistogram {
             separator,
             cap: cap.max(16),
             resolution: 0,
-            buckets: BTreeMap::new(),
+            buckets: HashMap::default(),
             expiring_keys: 0,
             expiring_memory: 0,
         }
@@ -114,6 +139,18 @@ impl ExpiryHistogram {
         while self.buckets.len() > self.cap && self.resolution + 1 < RESOLUTIONS_MS.len() {
             self.coarsen_to(self.resolution + 1);
         }
+    }
+
+    /// The buckets starting inside `range`, in time order.
+    pub fn buckets_in(&self, range: Range<i64>) -> Vec<(i64, &ExpiryBucket)> {
+        let mut v: Vec<(i64, &ExpiryBucket)> = self
+            .buckets
+            .iter()
+            .filter(|(s, _)| range.contains(s))
+            .map(|(&s, b)| (s, b))
+            .collect();
+        v.sort_unstable_by_key(|&(s, _)| s);
+        v
     }
 
     /// Re-buckets at `width_ms` (a multiple of the stored resolution) for display.
@@ -258,7 +295,7 @@ pub fn detect_clusters(h: &ExpiryHistogram, width_ms: i64, rule: ClusterRule) ->
     for c in &mut clusters {
         c.share = c.keys as f64 / h.expiring_keys.max(1) as f64;
         let mut ns: BTreeMap<String, u64> = BTreeMap::new();
-        for (_, b) in h.buckets.range(c.start_ms..c.end_ms) {
+        for (_, b) in h.buckets_in(c.start_ms..c.end_ms) {
             for (name, km) in &b.namespaces.entries {
                 *ns.entry(String::from_utf8_lossy(name.as_bytes()).into_owned())
                     .or_default() += km.keys;
