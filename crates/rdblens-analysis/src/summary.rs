@@ -26,7 +26,7 @@ use crate::rules::RuleConfig;
 use crate::shard::ShardStats;
 
 /// Version of the summary layout; bumped on incompatible changes.
-pub const SUMMARY_VERSION: u32 = 3;
+pub const SUMMARY_VERSION: u32 = 4;
 
 /// Settings that shape the accumulators; summaries merge only when they agree.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

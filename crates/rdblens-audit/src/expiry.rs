@@ -38,11 +38,11 @@ pub(crate) fn expiry_cluster(ctx: &Ctx<'_>) -> Outcome {
             }
             let mut ns: Vec<(String, u64)> = Vec::new();
             for (_, bucket) in h.buckets_in(start..end) {
-                for (name, km) in &bucket.namespaces.entries {
-                    let name = String::from_utf8_lossy(name.as_bytes()).into_owned();
+                for (name, keys) in h.namespaces(bucket) {
+                    let name = String::from_utf8_lossy(name).into_owned();
                     match ns.iter_mut().find(|(n, _)| *n == name) {
-                        Some(e) => e.1 += km.keys,
-                        None => ns.push((name, km.keys)),
+                        Some(e) => e.1 += keys,
+                        None => ns.push((name, keys)),
                     }
                 }
             }

@@ -9,9 +9,11 @@ use std::ops::Range;
 use serde::{Deserialize, Serialize};
 
 use super::bounded::Mergeable;
-use super::sample::SmallSample;
+pub use super::expiry_ns::ExpiryBucket;
+use super::expiry_ns::{compact, Names, Namespace, PER_BUCKET};
 use super::Accumulate;
 use crate::facts::KeyFacts;
+use crate::keyname::KeyName;
 use crate::keyshape::KeyShape;
 
 /// Bucket widths tried in turn, in ms.
@@ -26,9 +28,6 @@ pub const RESOLUTIONS_MS: [i64; 8] = [
     604_800_000,
 ];
 
-/// Namespaces kept per bucket (a cluster usually comes from one or two).
-const NAMESPACES_PER_BUCKET: usize = 8;
-
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KeysMemory {
     pub keys: u64,
@@ -42,33 +41,7 @@ impl Mergeable for KeysMemory {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ExpiryBucket {
-    pub keys: u64,
-    pub memory: u64,
-    /// First-level namespace of the keys in this bucket.
-    pub namespaces: SmallSample,
-}
-
-impl Default for ExpiryBucket {
-    fn default() -> Self {
-        ExpiryBucket {
-            keys: 0,
-            memory: 0,
-            namespaces: SmallSample::new(NAMESPACES_PER_BUCKET),
-        }
-    }
-}
-
-impl ExpiryBucket {
-    fn merge_from(&mut self, o: ExpiryBucket) {
-        self.keys += o.keys;
-        self.memory += o.memory;
-        self.namespaces.merge(o.namespaces);
-    }
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug)]
 pub struct ExpiryHistogram {
     pub separator: u8,
     pub cap: usize,
@@ -78,8 +51,9 @@ pub struct ExpiryHistogram {
     /// A hash map: every expiring key lands in a random one of up to `cap`
     /// buckets, and a B-tree walk per key cost ~5% of a whole report. It is
     /// serialized in time order; [`Self::buckets_in`] answers ranges.
-    #[serde(serialize_with = "sorted", deserialize_with = "from_map")]
     pub buckets: HashMap<i64, ExpiryBucket, BucketHasher>,
+    /// The namespace names the buckets refer to.
+    pub names: Names,
     pub expiring_keys: u64,
     pub expiring_memory: u64,
 }
@@ -88,22 +62,6 @@ pub struct ExpiryHistogram {
 /// collision attack only slows the report; results never depend on order.
 pub type BucketHasher = foldhash::fast::FixedState;
 
-fn sorted<S: serde::Serializer>(
-    m: &HashMap<i64, ExpiryBucket, BucketHasher>,
-    s: S,
-) -> Result<S::Ok, S::Error> {
-    let ordered: BTreeMap<&i64, &ExpiryBucket> = m.iter().collect();
-    ordered.serialize(s)
-}
-
-fn from_map<'de, D: serde::Deserializer<'de>>(
-    d: D,
-) -> Result<HashMap<i64, ExpiryBucket, BucketHasher>, D::Error> {
-    Ok(BTreeMap::<i64, ExpiryBucket>::deserialize(d)?
-        .into_iter()
-        .collect())
-}
-
 impl ExpiryHistogram {
     pub fn new(separator: u8, cap: usize) -> Self {
         ExpiryHistogram {
@@ -111,6 +69,7 @@ impl ExpiryHistogram {
             cap: cap.max(16),
             resolution: 0,
             buckets: HashMap::default(),
+            names: Names::default(),
             expiring_keys: 0,
             expiring_memory: 0,
         }
@@ -118,6 +77,11 @@ impl ExpiryHistogram {
 
     pub fn width_ms(&self) -> i64 {
         RESOLUTIONS_MS[self.resolution]
+    }
+
+    /// The namespaces kept in bucket `b` (name, keys), smallest hash first.
+    pub fn namespaces<'s>(&'s self, b: &'s ExpiryBucket) -> impl Iterator<Item = (&'s [u8], u64)> + 's {
+        b.kept().map(|(id, keys)| (self.names.name(id), keys))
     }
 
     fn coarsen_to(&mut self, resolution: usize) {
@@ -131,13 +95,21 @@ impl ExpiryHistogram {
             self.buckets
                 .entry(start.div_euclid(width).saturating_mul(width))
                 .or_default()
-                .merge_from(b);
+                .merge_from(&mut self.names, &b, None);
         }
     }
 
     fn fit(&mut self) {
         while self.buckets.len() > self.cap && self.resolution + 1 < RESOLUTIONS_MS.len() {
             self.coarsen_to(self.resolution + 1);
+        }
+        // Names no bucket keeps any more: bounded by the buckets' slots.
+        if self.names.len() > 2 * PER_BUCKET * self.buckets.len() + 1024 {
+            let (fresh, map) = compact(&self.names, self.buckets.values());
+            for b in self.buckets.values_mut() {
+                b.remap(&map);
+            }
+            self.names = fresh;
         }
     }
 
@@ -166,9 +138,7 @@ impl ExpiryHistogram {
         }
         out
     }
-}
 
-impl ExpiryHistogram {
     /// [`Accumulate::add`] for a key whose shape is known.
     pub fn add_shaped(&mut self, f: &KeyFacts<'_>, shape: &KeyShape) {
         let Some(t) = f.expiry_ms else { return };
@@ -182,13 +152,8 @@ impl ExpiryHistogram {
             .or_default();
         b.keys += 1;
         b.memory += f.memory;
-        b.namespaces.add(
-            shape.namespace(f.key),
-            KeysMemory {
-                keys: 1,
-                memory: f.memory,
-            },
-        );
+        let ns = Namespace::of(&self.names, shape.namespace(f.key));
+        b.add_namespace(&mut self.names, ns, 1);
         self.fit();
     }
 }
@@ -206,10 +171,95 @@ impl Accumulate for ExpiryHistogram {
         other.coarsen_to(r);
         self.expiring_keys += other.expiring_keys;
         self.expiring_memory += other.expiring_memory;
-        for (start, b) in other.buckets {
-            self.buckets.entry(start).or_default().merge_from(b);
+        for (start, b) in &other.buckets {
+            self.buckets
+                .entry(*start)
+                .or_default()
+                .merge_from(&mut self.names, b, Some(&other.names));
         }
         self.fit();
+    }
+}
+
+/// The serialized form: buckets in time order, namespaces by name.
+#[derive(Serialize, Deserialize, PartialEq)]
+struct HistogramRepr {
+    separator: u8,
+    cap: usize,
+    resolution: usize,
+    buckets: BTreeMap<i64, BucketRepr>,
+    expiring_keys: u64,
+    expiring_memory: u64,
+}
+
+#[derive(Serialize, Deserialize, PartialEq)]
+struct BucketRepr {
+    keys: u64,
+    memory: u64,
+    /// Kept namespaces and their keys, smallest hash first.
+    namespaces: Vec<(KeyName, u64)>,
+    other_keys: u64,
+    folded: bool,
+}
+
+impl ExpiryHistogram {
+    fn repr(&self) -> HistogramRepr {
+        HistogramRepr {
+            separator: self.separator,
+            cap: self.cap,
+            resolution: self.resolution,
+            buckets: self
+                .buckets
+                .iter()
+                .map(|(&start, b)| {
+                    let repr = BucketRepr {
+                        keys: b.keys,
+                        memory: b.memory,
+                        namespaces: self.namespaces(b).map(|(n, k)| (KeyName::new(n), k)).collect(),
+                        other_keys: b.other_keys,
+                        folded: b.folded,
+                    };
+                    (start, repr)
+                })
+                .collect(),
+            expiring_keys: self.expiring_keys,
+            expiring_memory: self.expiring_memory,
+        }
+    }
+}
+
+// Equal content, whatever the name ids.
+impl PartialEq for ExpiryHistogram {
+    fn eq(&self, o: &Self) -> bool {
+        self.repr() == o.repr()
+    }
+}
+
+impl Serialize for ExpiryHistogram {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.repr().serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for ExpiryHistogram {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let r = HistogramRepr::deserialize(d)?;
+        let mut h = ExpiryHistogram::new(r.separator, r.cap);
+        h.resolution = r.resolution.min(RESOLUTIONS_MS.len() - 1);
+        h.expiring_keys = r.expiring_keys;
+        h.expiring_memory = r.expiring_memory;
+        for (start, br) in r.buckets {
+            let b = h.buckets.entry(start).or_default();
+            b.keys = br.keys;
+            b.memory = br.memory;
+            b.other_keys = br.other_keys;
+            b.folded = br.folded;
+            for (name, keys) in br.namespaces {
+                let ns = Namespace::of(&h.names, name.as_bytes());
+                b.add_namespace(&mut h.names, ns, keys);
+            }
+        }
+        Ok(h)
     }
 }
 
@@ -296,12 +346,11 @@ pub fn detect_clusters(h: &ExpiryHistogram, width_ms: i64, rule: ClusterRule) ->
         c.share = c.keys as f64 / h.expiring_keys.max(1) as f64;
         let mut ns: BTreeMap<String, u64> = BTreeMap::new();
         for (_, b) in h.buckets_in(c.start_ms..c.end_ms) {
-            for (name, km) in &b.namespaces.entries {
-                *ns.entry(String::from_utf8_lossy(name.as_bytes()).into_owned())
-                    .or_default() += km.keys;
+            for (name, keys) in h.namespaces(b) {
+                *ns.entry(String::from_utf8_lossy(name).into_owned()).or_default() += keys;
             }
-            if b.namespaces.other.keys > 0 {
-                *ns.entry("(other)".into()).or_default() += b.namespaces.other.keys;
+            if b.other_keys > 0 {
+                *ns.entry("(other)".into()).or_default() += b.other_keys;
             }
         }
         let mut ns: Vec<(String, u64)> = ns.into_iter().collect();

@@ -12,7 +12,7 @@ pub mod limits;
 pub mod names;
 pub mod prefix;
 pub mod rules;
-pub mod sample;
+pub mod expiry_ns;
 pub mod slots;
 pub mod top;
 pub mod ttl;
