@@ -61,22 +61,26 @@ impl<'de> Deserialize<'de> for KeyName {
 /// Serializes a map keyed by [`KeyName`] as a list of `[key, value]` pairs
 /// (JSON object keys must be strings; key names may not be UTF-8).
 pub mod as_pairs {
-    use std::collections::BTreeMap;
+    use std::collections::HashMap;
+    use std::hash::BuildHasher;
 
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
     use super::KeyName;
 
-    pub fn serialize<V: Serialize, S: Serializer>(
-        map: &BTreeMap<KeyName, V>,
+    /// Sorted by name, so the output does not depend on hashing.
+    pub fn serialize<V: Serialize, H, S: Serializer>(
+        map: &HashMap<KeyName, V, H>,
         s: S,
     ) -> Result<S::Ok, S::Error> {
-        s.collect_seq(map.iter())
+        let mut pairs: Vec<(&KeyName, &V)> = map.iter().collect();
+        pairs.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        s.collect_seq(pairs)
     }
 
-    pub fn deserialize<'de, V: Deserialize<'de>, D: Deserializer<'de>>(
+    pub fn deserialize<'de, V: Deserialize<'de>, H: BuildHasher + Default, D: Deserializer<'de>>(
         d: D,
-    ) -> Result<BTreeMap<KeyName, V>, D::Error> {
+    ) -> Result<HashMap<KeyName, V, H>, D::Error> {
         Ok(Vec::<(KeyName, V)>::deserialize(d)?.into_iter().collect())
     }
 }

@@ -49,8 +49,7 @@ pub(crate) fn no_ttl(ctx: &Ctx<'_>) -> Outcome {
     let c = &ctx.cfg.no_ttl;
     let root = &k.prefixes.root;
     let mut groups: Vec<(Vec<u8>, u64, u64, u64, u64)> = root
-        .entries
-        .iter()
+        .sorted()
         .map(|(ns, n)| {
             let (keys, memory) = (n.totals.keys, n.totals.memory);
             (
@@ -128,8 +127,7 @@ pub(crate) fn cold_keys(t: &RuleTally, ctx: &Ctx<'_>) -> Outcome {
     };
     let mut groups: Vec<(Option<&[u8]>, _)> = t
         .namespaces
-        .entries
-        .iter()
+        .sorted()
         .map(|(ns, n)| (Some(ns.as_bytes()), *n))
         .collect();
     if t.namespaces.other.keys > 0 {
@@ -222,8 +220,7 @@ pub(crate) fn hashtag_skew(ctx: &Ctx<'_>) -> Outcome {
         // The tag that put most of this memory here, if any.
         let tag = slots
             .hash_tags
-            .entries
-            .iter()
+            .sorted()
             .filter(|(t, _)| key_slot(t.as_bytes()) == slot)
             .max_by(|a, b| a.1.memory.cmp(&b.1.memory).then_with(|| b.0.cmp(a.0)))
             .map(|(t, km)| (String::from_utf8_lossy(t.as_bytes()).into_owned(), km.keys));
@@ -265,7 +262,7 @@ pub(crate) fn small_key_sprawl(ctx: &Ctx<'_>) -> Outcome {
     let c = &ctx.cfg.small_key_sprawl;
     let map = &ctx.summary.keys.rules.sprawl;
     let mut out = Outcome::default();
-    for (ns, t) in &map.entries {
+    for (ns, t) in map.sorted() {
         if t.keys <= c.min_keys {
             continue;
         }

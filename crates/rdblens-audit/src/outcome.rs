@@ -35,8 +35,7 @@ impl Outcome {
     pub fn from_tally(t: &RuleTally, separator: u8) -> Outcome {
         let mut namespaces: Vec<NamespaceCount> = t
             .namespaces
-            .entries
-            .iter()
+            .sorted()
             .map(|(ns, n)| NamespaceCount {
                 namespace: text::namespace(ns.as_bytes(), separator),
                 keys: n.keys,

@@ -192,7 +192,7 @@ fn unchanged(o: &Counter, n: &Counter) -> bool {
 
 fn prefix_paths(root: &BoundedMap<PrefixNode>, into: &mut BTreeSet<Vec<KeyName>>) {
     fn walk(map: &BoundedMap<PrefixNode>, path: &mut Vec<KeyName>, into: &mut BTreeSet<Vec<KeyName>>) {
-        for (name, node) in &map.entries {
+        for (name, node) in map.sorted() {
             path.push(name.clone());
             into.insert(path.clone());
             if path.len() < NAMESPACE_LEVELS {

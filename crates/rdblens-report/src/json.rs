@@ -231,8 +231,7 @@ pub(crate) fn prefixes_json(
     map: &rdblens_analysis::acc::bounded::BoundedMap<PrefixNode>,
 ) -> (Vec<PrefixJson>, Option<FoldedJson>) {
     let mut out: Vec<PrefixJson> = map
-        .entries
-        .iter()
+        .sorted()
         .map(|(name, node)| {
             let (children, folded) = node.children.as_deref().map(prefixes_json).unwrap_or_default();
             PrefixJson {
@@ -403,8 +402,7 @@ fn slots_json(k: &rdblens_analysis::KeyStats, n: usize) -> SlotsJson {
     rows.truncate(n);
     let mut tags: Vec<TagJson> = slots
         .hash_tags
-        .entries
-        .iter()
+        .sorted()
         .map(|(t, km)| TagJson {
             tag: t.clone(),
             keys: km.keys,
