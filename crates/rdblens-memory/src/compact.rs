@@ -15,13 +15,39 @@ pub(crate) const ZL_EMPTY: u64 = 10 + 1;
 /// Intset header (encoding u32 + length u32).
 pub(crate) const INTSET_HEADER: u64 = 8;
 
-/// The integer an element is stored as, if the compact encodings would
-/// store it as one: integers as such, and bytes only when they are the
-/// canonical decimal form of an i64 (Redis `string2ll`).
-fn as_int(e: Element<'_>) -> Option<i64> {
-    match e {
-        Element::Int(i) => Some(i),
-        Element::Bytes(b) => rdblens_parser::parse_canonical_int(b),
+/// An element as the compact encodings store it: an integer (integers as
+/// such, and bytes that are the canonical decimal form of an i64, Redis
+/// `string2ll`), or a string of the given length. Deciding that takes a
+/// parse of the bytes, done once per element.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Packed {
+    Int(i64),
+    Str(u64),
+}
+
+impl Packed {
+    #[inline]
+    pub fn of(e: Element<'_>) -> Packed {
+        match e {
+            Element::Int(i) => Packed::Int(i),
+            Element::Bytes(b) => Packed::of_bytes(b),
+        }
+    }
+
+    #[inline]
+    pub fn of_bytes(b: &[u8]) -> Packed {
+        match rdblens_parser::parse_canonical_int(b) {
+            Some(i) => Packed::Int(i),
+            None => Packed::Str(b.len() as u64),
+        }
+    }
+
+    /// The integer, for the intset test.
+    pub fn int(self) -> Option<i64> {
+        match self {
+            Packed::Int(i) => Some(i),
+            Packed::Str(_) => None,
+        }
     }
 }
 
@@ -58,13 +84,20 @@ fn lp_str_body(n: u64) -> u64 {
     }
 }
 
-/// Full size of one listpack entry holding `e`.
-pub(crate) fn lp_entry(e: Element<'_>) -> u64 {
-    let body = match as_int(e) {
-        Some(v) => lp_int_body(v),
-        None => lp_str_body(e.len() as u64),
+/// Full size of one listpack entry holding `p`.
+#[inline]
+pub(crate) fn lp_packed(p: Packed) -> u64 {
+    let body = match p {
+        Packed::Int(v) => lp_int_body(v),
+        Packed::Str(n) => lp_str_body(n),
     };
     body + lp_backlen(body)
+}
+
+/// Full size of one listpack entry holding `e`.
+#[cfg(test)]
+pub(crate) fn lp_entry(e: Element<'_>) -> u64 {
+    lp_packed(Packed::of(e))
 }
 
 /// Full size of a listpack entry holding an integer.
@@ -75,11 +108,12 @@ pub(crate) fn lp_int_entry(v: i64) -> u64 {
 
 /// Encoding plus data bytes of a ziplist entry (everything but the
 /// prevlen field, which depends on the entry before it).
-pub(crate) fn zl_body(e: Element<'_>) -> u64 {
+#[inline]
+pub(crate) fn zl_body(p: Packed) -> u64 {
     // zipTryEncoding only tries integers shorter than 32 bytes; every
     // canonical i64 is at most 20.
-    match as_int(e) {
-        Some(v) => match v {
+    match p {
+        Packed::Int(v) => match v {
             0..=12 => 1,
             -128..=127 => 2,
             -32_768..=32_767 => 3,
@@ -87,14 +121,11 @@ pub(crate) fn zl_body(e: Element<'_>) -> u64 {
             -2_147_483_648..=2_147_483_647 => 5,
             _ => 9,
         },
-        None => {
-            let n = e.len() as u64;
-            match n {
-                0..=63 => 1 + n,
-                64..=16_383 => 2 + n,
-                _ => 5 + n,
-            }
-        }
+        Packed::Str(n) => match n {
+            0..=63 => 1 + n,
+            64..=16_383 => 2 + n,
+            _ => 5 + n,
+        },
     }
 }
 
@@ -116,8 +147,14 @@ impl Default for Ziplist {
 }
 
 impl Ziplist {
+    #[cfg(test)]
     pub fn push(&mut self, e: Element<'_>) {
-        let entry = if self.prev < 254 { 1 } else { 5 } + zl_body(e);
+        self.push_packed(Packed::of(e));
+    }
+
+    #[inline]
+    pub fn push_packed(&mut self, p: Packed) {
+        let entry = if self.prev < 254 { 1 } else { 5 } + zl_body(p);
         self.bytes += entry;
         self.prev = entry;
     }
@@ -132,11 +169,6 @@ pub(crate) fn intset_width(v: i64) -> u64 {
     } else {
         8
     }
-}
-
-/// An element as an integer, for the intset test on plain sets.
-pub(crate) fn element_int(e: Element<'_>) -> Option<i64> {
-    as_int(e)
 }
 
 #[cfg(test)]

@@ -5,15 +5,18 @@
 //! element, so memory stays constant however big the collection is
 //! (streams aside: their PEL IDs are already materialised by the parser).
 
-use rdblens_parser::{Element, NodeInfo, NodeKind, RdbString, StreamValue, ValueType, ValueVisitor};
+use rdblens_parser::{
+    Element, NodeInfo, NodeKind, RdbString, StreamValue, TypeKind, ValueType, ValueVisitor,
+};
 
-use crate::compact::{self, Ziplist, LP_EMPTY};
+use crate::compact::{self, Packed, Ziplist, LP_EMPTY};
 use crate::costs;
 use crate::limits::Limits;
 use crate::quicklist::{exceeds_limit, size_limit, Compression, MIN_COMPRESS_BYTES, SIZE_SAFETY_LIMIT};
 use crate::rules::{Era, Rules};
-use crate::score::{d2string, ScoreFormat};
+use crate::score::{score_entry, ScoreFormat};
 use crate::sds;
+use crate::version::Family;
 
 /// A string value.
 #[derive(Clone, Copy, Debug, Default)]
@@ -39,7 +42,10 @@ pub(crate) struct ListFacts {
     pub compressed_delta: i64,
 }
 
-/// What one value contributes to its estimate.
+/// What one value contributes to its estimate. The sums only some targets
+/// or encodings read (`lp_bytes`, `zl`, `lpex_bytes`, `member_alloc` of
+/// lists) are left at their initial values where the model does not read
+/// them (see [`Collector::new`]).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Facts {
     pub string: Option<StringFacts>,
@@ -88,10 +94,20 @@ struct OpenNode {
     elements: u64,
     lp: u64,
     zl: Ziplist,
+    /// Whether `close_node` (or the push fill test) reads `lp` / `zl`.
+    want_lp: bool,
+    want_zl: bool,
 }
 
 impl OpenNode {
-    fn new(kind: NodeKind, blob: u64, lzf: Option<u64>) -> OpenNode {
+    fn new(kind: NodeKind, blob: u64, lzf: Option<u64>, rules: &Rules, mode: ListMode) -> OpenNode {
+        // As `close_node` picks: a node kept as stored counts its blob.
+        let kept = mode == ListMode::Nodes
+            && if rules.listpack {
+                matches!(kind, NodeKind::Listpack | NodeKind::Plain)
+            } else {
+                kind == NodeKind::Ziplist
+            };
         OpenNode {
             kind,
             blob,
@@ -99,6 +115,18 @@ impl OpenNode {
             elements: 0,
             lp: LP_EMPTY,
             zl: Ziplist::default(),
+            want_lp: rules.listpack && !kept,
+            want_zl: !rules.listpack && !kept,
+        }
+    }
+
+    fn push(&mut self, p: Packed) {
+        self.elements += 1;
+        if self.want_lp {
+            self.lp += compact::lp_packed(p);
+        }
+        if self.want_zl {
+            self.zl.push_packed(p);
         }
     }
 }
@@ -116,10 +144,19 @@ pub(crate) struct Collector<'r> {
     rules: &'r Rules,
     limits: &'r Limits,
     value_type: ValueType,
+    /// `value_type` is a list (members are list elements).
+    list: bool,
     score_format: ScoreFormat,
     list_mode: ListMode,
     node: Option<OpenNode>,
     compression: Option<Compression>,
+    /// Which flat sums the model reads for this value and target: each
+    /// costs work per element (the integer parse above all).
+    want_lp: bool,
+    want_zl: bool,
+    want_lpex: bool,
+    /// Lists: per-element allocations (linked lists before 3.2 only).
+    want_list_alloc: bool,
     pub facts: Facts,
 }
 
@@ -140,12 +177,28 @@ impl<'r> Collector<'r> {
             List | ListZiplist => ListMode::Push,
             _ => ListMode::Nodes,
         };
+        let kind = value_type.kind();
+        // What the estimators in `model` read: lists the flat ziplist only
+        // before quicklists (3.2); sets a listpack (never a ziplist);
+        // hashes and sorted sets the target's compact blob (sorted sets not
+        // when the stored one is kept, see `node`); `listpackex` only Redis
+        // targets with field TTLs.
+        let (want_lp, want_zl) = match kind {
+            TypeKind::List => (false, !rules.quicklist),
+            TypeKind::Set => (rules.listpack || rules.set_listpack, false),
+            _ => (rules.listpack, !rules.listpack),
+        };
         Collector {
             rules,
             limits,
             value_type,
+            list: kind == TypeKind::List,
             score_format,
             list_mode,
+            want_lp,
+            want_zl,
+            want_lpex: kind == TypeKind::Hash && rules.hash_ttl && rules.family == Family::Redis,
+            want_list_alloc: !rules.quicklist,
             node: None,
             compression: (limits.list_compress_depth > 0)
                 .then(|| Compression::new(limits.list_compress_depth)),
@@ -168,17 +221,26 @@ impl<'r> Collector<'r> {
         self.facts
     }
 
-    fn element(&mut self, e: Element<'_>) {
-        let len = e.len() as u64;
+    /// Adds an element of `len` bytes, stored as `p`, to the flat sums.
+    #[inline]
+    fn element(&mut self, len: u64, p: Packed) {
         self.facts.max_len = self.facts.max_len.max(len);
-        self.facts.lp_bytes += compact::lp_entry(e);
-        self.facts.zl.push(e);
+        if self.want_lp {
+            self.facts.lp_bytes += compact::lp_packed(p);
+        }
+        if self.want_zl {
+            self.facts.zl.push_packed(p);
+        }
     }
 
-    fn int_member(&mut self, e: Element<'_>) {
-        match compact::element_int(e) {
-            Some(v) => self.facts.int_width = self.facts.int_width.max(compact::intset_width(v)),
-            None => self.facts.all_int = false,
+    /// How the compact encodings store `e`; only parsed when some sum needs it.
+    #[inline]
+    fn packed(&self, e: Element<'_>, needed: bool) -> Packed {
+        if needed {
+            Packed::of(e)
+        } else {
+            // Never read.
+            Packed::Str(0)
         }
     }
 
@@ -186,25 +248,32 @@ impl<'r> Collector<'r> {
 
     fn list_element(&mut self, e: Element<'_>) {
         self.facts.count += 1;
+        let len = e.len() as u64;
+        let node_wants = match (self.list_mode, &self.node) {
+            (ListMode::Nodes, Some(node)) => node.want_lp || node.want_zl,
+            (ListMode::Nodes, None) => false,
+            // A new node may open; the target packs its own either way.
+            (ListMode::Push, _) => true,
+        };
+        let p = self.packed(e, self.want_zl || node_wants);
         // The flat sizes serve targets without quicklists (< 3.2).
-        self.element(e);
-        self.facts.member_alloc += costs::member(self.rules, e.len() as u64);
+        self.element(len, p);
+        if self.want_list_alloc {
+            self.facts.member_alloc += costs::member(self.rules, len);
+        }
         match self.list_mode {
             ListMode::Nodes => {
                 if let Some(node) = self.node.as_mut() {
-                    node.elements += 1;
-                    node.lp += compact::lp_entry(e);
-                    node.zl.push(e);
+                    node.push(p);
                 }
             }
-            ListMode::Push => self.push_element(e),
+            ListMode::Push => self.push_element(len, p),
         }
     }
 
     /// `quicklistPushTail` into the last node, or a new one when the node
     /// would exceed the fill limit (`_quicklistNodeAllowInsert`).
-    fn push_element(&mut self, e: Element<'_>) {
-        let sz = e.len() as u64;
+    fn push_element(&mut self, sz: u64, p: Packed) {
         let fits = match &self.node {
             None => false,
             Some(node) if self.rules.listpack => {
@@ -236,12 +305,10 @@ impl<'r> Collector<'r> {
             } else {
                 NodeKind::Ziplist
             };
-            self.node = Some(OpenNode::new(kind, 0, None));
+            self.node = Some(OpenNode::new(kind, 0, None, self.rules, self.list_mode));
         }
         if let Some(node) = self.node.as_mut() {
-            node.elements += 1;
-            node.lp += compact::lp_entry(e);
-            node.zl.push(e);
+            node.push(p);
         }
     }
 
@@ -249,7 +316,13 @@ impl<'r> Collector<'r> {
         if self.list_mode == ListMode::Nodes {
             self.close_node();
             let lzf = info.compressed.then_some(info.stored_len as u64);
-            self.node = Some(OpenNode::new(info.kind, info.len as u64, lzf));
+            self.node = Some(OpenNode::new(
+                info.kind,
+                info.len as u64,
+                lzf,
+                self.rules,
+                self.list_mode,
+            ));
         }
     }
 
@@ -287,19 +360,28 @@ impl<'r> Collector<'r> {
 
     fn set_member(&mut self, e: Element<'_>) {
         self.facts.count += 1;
-        self.element(e);
-        self.int_member(e);
-        self.facts.member_alloc += costs::member(self.rules, e.len() as u64);
+        let len = e.len() as u64;
+        // The intset test needs the parse anyway.
+        let p = Packed::of(e);
+        self.element(len, p);
+        match p.int() {
+            Some(v) => self.facts.int_width = self.facts.int_width.max(compact::intset_width(v)),
+            None => self.facts.all_int = false,
+        }
+        self.facts.member_alloc += costs::member(self.rules, len);
     }
 
     fn zset_member(&mut self, e: Element<'_>, score: f64) {
         self.facts.count += 1;
-        self.element(e);
-        let text = d2string(score, self.score_format);
-        let score_el = Element::Bytes(text.as_bytes());
-        self.facts.lp_bytes += compact::lp_entry(score_el);
-        self.facts.zl.push(score_el);
         let len = e.len() as u64;
+        if self.want_lp || self.want_zl {
+            self.element(len, Packed::of(e));
+            // Its text is only needed for the blob sizes.
+            let score = score_entry(score, self.score_format);
+            self.element(0, score);
+        } else {
+            self.facts.max_len = self.facts.max_len.max(len);
+        }
         if self.rules.vk_zsl_embedded {
             // Node: score, backward, levels (16 each), header-size byte, member sds.
             let base = 16 + 1 + sds::embedded(len, true);
@@ -319,17 +401,21 @@ impl<'r> Collector<'r> {
     fn hash_pair(&mut self, field: Element<'_>, value: Element<'_>, expire_ms: Option<i64>) {
         let index = self.facts.count;
         self.facts.count += 1;
-        self.element(field);
-        self.element(value);
         let (flen, vlen) = (field.len() as u64, value.len() as u64);
+        let needed = self.want_lp || self.want_zl || self.want_lpex;
+        let (pf, pv) = (self.packed(field, needed), self.packed(value, needed));
+        self.element(flen, pf);
+        self.element(vlen, pv);
         if self.facts.first_long_pair.is_none()
             && (flen > self.limits.hash_max_listpack_value || vlen > self.limits.hash_max_listpack_value)
         {
             self.facts.first_long_pair = Some(index);
         }
         let ttl = expire_ms.filter(|_| self.keeps_ttl());
-        self.facts.lpex_bytes +=
-            compact::lp_entry(field) + compact::lp_entry(value) + compact::lp_int_entry(ttl.unwrap_or(0));
+        if self.want_lpex {
+            self.facts.lpex_bytes +=
+                compact::lp_packed(pf) + compact::lp_packed(pv) + compact::lp_int_entry(ttl.unwrap_or(0));
+        }
         if ttl.is_some() {
             self.facts.ttl_fields += 1;
         }
@@ -375,14 +461,30 @@ impl ValueVisitor for Collector<'_> {
             ListQuicklist | ListQuicklist2 => self.open_list_node(node),
             ListZiplist | StreamListpacks | StreamListpacks2 | StreamListpacks3 | StreamListpacks4
             | StreamListpacks5 => {}
-            _ => self.facts.blob = Some((node.kind, node.len as u64)),
+            _ => {
+                self.facts.blob = Some((node.kind, node.len as u64));
+                if self.value_type.kind() == TypeKind::ZSet && self.facts.count == 0 {
+                    // A stored blob of the target's compact encoding is kept
+                    // as is (`model::zset::compact_bytes`).
+                    let kept = if self.rules.listpack {
+                        NodeKind::Listpack
+                    } else {
+                        NodeKind::Ziplist
+                    };
+                    if node.kind == kept {
+                        self.want_lp = false;
+                        self.want_zl = false;
+                    }
+                }
+            }
         }
     }
 
     fn member(&mut self, member: Element<'_>) {
-        match self.value_type.kind() {
-            rdblens_parser::TypeKind::List => self.list_element(member),
-            _ => self.set_member(member),
+        if self.list {
+            self.list_element(member)
+        } else {
+            self.set_member(member)
         }
     }
 
