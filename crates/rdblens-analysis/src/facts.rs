@@ -56,6 +56,9 @@ pub(crate) struct Measure {
     /// Every member is a canonical integer (intset-eligible sets).
     pub all_int: bool,
     pub seen_member: bool,
+    /// Whether `all_int` matters (sets only): saves an integer parse per
+    /// element of every other type.
+    pub want_int: bool,
 }
 
 impl ValueVisitor for Measure {
@@ -66,11 +69,13 @@ impl ValueVisitor for Measure {
         self.stats.node(node)
     }
     fn member(&mut self, member: Element<'_>) {
-        if !self.seen_member {
-            self.all_int = true;
-            self.seen_member = true;
+        if self.want_int {
+            if !self.seen_member {
+                self.all_int = true;
+                self.seen_member = true;
+            }
+            self.all_int = self.all_int && member.as_int().is_some();
         }
-        self.all_int &= member.as_int().is_some();
         self.stats.member(member)
     }
     fn scored(&mut self, member: Element<'_>, score: f64) {
@@ -100,7 +105,10 @@ pub fn key_facts<'k>(
     profile: &Profile,
     scratch: &mut Scratch,
 ) -> Result<KeyFacts<'k>> {
-    let mut measure = Measure::default();
+    let mut measure = Measure {
+        want_int: entry.kind() == TypeKind::Set,
+        ..Measure::default()
+    };
     let estimate = rdblens_memory::estimate_with(entry, profile, scratch, &mut measure)?;
     let stats = measure.stats;
     let serialized_bytes = entry.value.len() as u64;

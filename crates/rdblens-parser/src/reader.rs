@@ -57,6 +57,7 @@ impl<'a> Reader<'a> {
         Error::new(self.base + pos as u64, kind)
     }
 
+    #[inline]
     pub fn take(&mut self, n: u64, what: &'static str) -> Result<&'a [u8]> {
         if n > self.remaining() as u64 {
             return Err(self.err(ErrorKind::Truncated {
@@ -78,6 +79,7 @@ impl<'a> Reader<'a> {
         Ok(out)
     }
 
+    #[inline]
     pub fn u8(&mut self, what: &'static str) -> Result<u8> {
         match self.data.get(self.pos) {
             Some(&b) => {
@@ -100,25 +102,36 @@ impl<'a> Reader<'a> {
         Ok(u64::from_le_bytes(self.array(what)?))
     }
 
+    #[inline]
     pub fn length_or_special(&mut self, what: &'static str) -> Result<Length> {
+        // Tested in order of frequency (6-bit lengths, then specials and
+        // 14-bit lengths), rather than by a jump table on the top two bits.
         let start = self.pos;
         let first = self.u8(what)?;
-        match first >> 6 {
-            0 => Ok(Length::Plain(u64::from(first & 0x3f))),
-            1 => {
-                let second = self.u8(what)?;
-                Ok(Length::Plain((u64::from(first & 0x3f) << 8) | u64::from(second)))
-            }
-            2 => match first {
-                0x80 => Ok(Length::Plain(u64::from(u32::from_be_bytes(self.array(what)?)))),
-                0x81 => Ok(Length::Plain(u64::from_be_bytes(self.array(what)?))),
-                _ => Err(self.err_at(start, ErrorKind::BadLength(first))),
-            },
-            _ => Ok(Length::Special(first & 0x3f)),
+        if first < 0x40 {
+            Ok(Length::Plain(u64::from(first)))
+        } else if first >= 0xc0 {
+            Ok(Length::Special(first & 0x3f))
+        } else if first < 0x80 {
+            let second = self.u8(what)?;
+            Ok(Length::Plain((u64::from(first & 0x3f) << 8) | u64::from(second)))
+        } else {
+            self.long_length(start, first, what)
+        }
+    }
+
+    /// 32- and 64-bit lengths (`0x80`, `0x81`) and the invalid `10xxxxxx` bytes.
+    #[inline(never)]
+    fn long_length(&mut self, start: usize, first: u8, what: &'static str) -> Result<Length> {
+        match first {
+            0x80 => Ok(Length::Plain(u64::from(u32::from_be_bytes(self.array(what)?)))),
+            0x81 => Ok(Length::Plain(u64::from_be_bytes(self.array(what)?))),
+            _ => Err(self.err_at(start, ErrorKind::BadLength(first))),
         }
     }
 
     /// A length where the format allows no special encoding (counts, ids).
+    #[inline]
     pub fn length(&mut self, what: &'static str) -> Result<u64> {
         let start = self.pos;
         match self.length_or_special(what)? {
@@ -146,6 +159,7 @@ impl<'a> Reader<'a> {
         Ok(n)
     }
 
+    #[inline]
     pub fn string(&mut self, what: &'static str) -> Result<RdbString<'a>> {
         let start = self.pos;
         match self.length_or_special(what)? {

@@ -51,6 +51,11 @@ impl<'a> RdbString<'a> {
 
     /// The logical bytes, decompressing into `scratch` when needed.
     /// `offset` is only used to place an LZF error.
+    ///
+    /// `scratch` is a reusable buffer, not the result: the returned slice
+    /// may be a prefix of it (its length and the bytes past the result are
+    /// unspecified), which lets LZF output be written in whole chunks
+    /// without zero-filling the buffer again for every string.
     pub fn bytes_in<'s>(&self, scratch: &'s mut Vec<u8>, offset: u64) -> Result<&'s [u8]>
     where
         'a: 's,
@@ -58,15 +63,18 @@ impl<'a> RdbString<'a> {
         match *self {
             RdbString::Raw(b) => Ok(b),
             RdbString::Int(i) => {
-                scratch.clear();
-                Element::Int(i).write_to(scratch);
-                Ok(scratch)
+                // Written over the start of the buffer without shrinking it,
+                // so the LZF output that comes next needs no zero-filling.
+                let mut digits = [0u8; 20];
+                let text = decimal(i, &mut digits);
+                if scratch.len() < text.len() {
+                    scratch.resize(text.len(), 0);
+                }
+                scratch[..text.len()].copy_from_slice(text);
+                Ok(&scratch[..text.len()])
             }
-            RdbString::Lzf { compressed, len } => {
-                crate::lzf::decompress(compressed, len, scratch)
-                    .map_err(|msg| Error::new(offset, ErrorKind::BadLzf(msg)))?;
-                Ok(scratch)
-            }
+            RdbString::Lzf { compressed, len } => crate::lzf::decompress_into(compressed, len, scratch)
+                .map_err(|msg| Error::new(offset, ErrorKind::BadLzf(msg))),
         }
     }
 
@@ -87,7 +95,8 @@ impl<'a> RdbString<'a> {
             RdbString::Raw(b) => Ok(Cow::Borrowed(b)),
             _ => {
                 let mut buf = Vec::new();
-                self.bytes_in(&mut buf, 0)?;
+                let n = self.bytes_in(&mut buf, 0)?.len();
+                buf.truncate(n);
                 Ok(Cow::Owned(buf))
             }
         }
@@ -95,5 +104,56 @@ impl<'a> RdbString<'a> {
 
     pub fn to_vec(&self) -> Result<Vec<u8>> {
         Ok(self.to_cow()?.into_owned())
+    }
+}
+
+/// The decimal text of `i`, written at the end of `buf`.
+fn decimal(i: i64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut pos = buf.len();
+    let mut v = i.unsigned_abs();
+    loop {
+        pos -= 1;
+        buf[pos] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    if i < 0 {
+        pos -= 1;
+        buf[pos] = b'-';
+    }
+    &buf[pos..]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_in_reuses_the_buffer() {
+        let mut scratch = Vec::new();
+        for i in [0, 7, -1, 1234, i64::MIN, i64::MAX] {
+            assert_eq!(
+                RdbString::Int(i).bytes_in(&mut scratch, 0).unwrap(),
+                i.to_string().as_bytes()
+            );
+            assert_eq!(RdbString::Int(i).to_vec().unwrap(), i.to_string().as_bytes());
+        }
+        // "abcabcabc" as LZF, then a shorter integer into the same buffer.
+        let lzf = RdbString::Lzf {
+            compressed: &[2, b'a', b'b', b'c', (4 << 5), 2],
+            len: 9,
+        };
+        assert_eq!(lzf.bytes_in(&mut scratch, 0).unwrap(), b"abcabcabc");
+        assert_eq!(RdbString::Int(-5).bytes_in(&mut scratch, 0).unwrap(), b"-5");
+        assert_eq!(lzf.to_vec().unwrap(), b"abcabcabc");
+        assert_eq!(lzf.to_cow().unwrap().len(), 9);
+        let bad = RdbString::Lzf {
+            compressed: &[0, b'a'],
+            len: 2,
+        };
+        let err = bad.bytes_in(&mut scratch, 42).unwrap_err();
+        assert_eq!(err.offset(), 42);
     }
 }

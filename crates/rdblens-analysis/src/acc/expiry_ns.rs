@@ -74,6 +74,10 @@ impl Names {
     pub fn len(&self) -> usize {
         self.names.len()
     }
+
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
 }
 
 /// A namespace being added: known by id, or by name and hash.

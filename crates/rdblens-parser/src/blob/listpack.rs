@@ -90,6 +90,67 @@ impl<'b> ListpackIter<'b> {
         Some(Err(err))
     }
 
+    /// The common encodings (7-bit and 13-bit integers, strings up to 4095
+    /// bytes, 16/24/32/64-bit integers) when everything about the element
+    /// checks out: it ends before the end marker and its back-length
+    /// matches. `None` sends the element to [`ListpackIter::decode`], which
+    /// handles the other encodings and reports errors, so the errors are
+    /// the same whichever path an element takes.
+    #[inline(always)]
+    fn decode_common(&self, first: u8) -> Option<(Element<'b>, usize)> {
+        let b = self.bytes;
+        let p = self.pos;
+        // Entries must end before the end marker, the last byte.
+        let limit = b.len() - 1;
+        let (elem, size) = if first < 0x80 {
+            (Element::Int(i64::from(first)), 1)
+        } else if first < 0xc0 {
+            let len = usize::from(first & 0x3f);
+            (Element::Bytes(b.get(p + 1..p + 1 + len)?), 1 + len)
+        } else if first < 0xe0 {
+            let u = (i64::from(first & 0x1f) << 8) | i64::from(*b.get(p + 1)?);
+            (Element::Int(if u >= 4096 { u - 8192 } else { u }), 2)
+        } else if first < 0xf0 {
+            let len = (usize::from(first & 0x0f) << 8) | usize::from(*b.get(p + 1)?);
+            (Element::Bytes(b.get(p + 2..p + 2 + len)?), 2 + len)
+        } else {
+            let v = match first {
+                0xf1 => i64::from(i16::from_le_bytes(b.get(p + 1..p + 3)?.try_into().ok()?)),
+                0xf2 => {
+                    let x = b.get(p + 1..p + 4)?;
+                    i64::from(i32::from_le_bytes([0, x[0], x[1], x[2]]) >> 8)
+                }
+                0xf3 => i64::from(i32::from_le_bytes(b.get(p + 1..p + 5)?.try_into().ok()?)),
+                0xf4 => i64::from_le_bytes(b.get(p + 1..p + 9)?.try_into().ok()?),
+                _ => return None,
+            };
+            (Element::Int(v), [3, 4, 5, 9][usize::from(first - 0xf1)])
+        };
+        // The back-length: 1 byte (whose high bit the decoder ignores) up
+        // to 127, else 2 (sizes here are at most 4097).
+        let end = p + size;
+        if size < 128 {
+            if end + 1 > limit || usize::from(b[end] & 0x7f) != size {
+                return None;
+            }
+            Some((elem, size + 1))
+        } else {
+            if end + 2 > limit {
+                return None;
+            }
+            let (high, low) = (b[end], b[end + 1]);
+            if high & 0x80 != 0
+                || low & 0x80 == 0
+                || (usize::from(high) << 7 | usize::from(low & 0x7f)) != size
+            {
+                return None;
+            }
+            Some((elem, size + 2))
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
     fn decode(&self) -> BlobResult<(Element<'b>, usize)> {
         let b = self.bytes;
         let p = self.pos;
@@ -177,11 +238,25 @@ impl<'b> ListpackIter<'b> {
 impl<'b> Iterator for ListpackIter<'b> {
     type Item = BlobResult<Element<'b>>;
 
+    #[inline(always)]
     fn next(&mut self) -> Option<Self::Item> {
         if self.done {
             return None;
         }
-        if self.bytes[self.pos] == END {
+        let first = self.bytes[self.pos];
+        if let Some((elem, advance)) = self.decode_common(first) {
+            self.pos += advance;
+            self.seen += 1;
+            return Some(Ok(elem));
+        }
+        self.next_general(first)
+    }
+}
+
+impl<'b> ListpackIter<'b> {
+    /// The end marker, the rarer encodings and every error.
+    fn next_general(&mut self, first: u8) -> Option<BlobResult<Element<'b>>> {
+        if first == END {
             self.done = true;
             if self.pos != self.bytes.len() - 1 {
                 return self.fail(bad(self.pos, "end marker before the end of the blob".into()));
@@ -209,6 +284,7 @@ impl<'b> Iterator for ListpackIter<'b> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     /// Builds a listpack from encoded elements (encoding+data), adding back-lengths.
     pub fn build(entries: &[Vec<u8>]) -> Vec<u8> {
@@ -283,6 +359,52 @@ pub(crate) mod tests {
             ]
         );
         assert_eq!(Listpack::new(&lp).unwrap().count().unwrap(), 10);
+    }
+
+    /// The walk with every element through the general decoder only.
+    fn general_walk(lp: Listpack<'_>) -> Vec<BlobResult<Element<'_>>> {
+        let mut it = lp.iter();
+        let mut out = Vec::new();
+        while !it.done {
+            let first = it.bytes[it.pos];
+            match it.next_general(first) {
+                Some(r) => out.push(r),
+                None => break,
+            }
+        }
+        out
+    }
+
+    fn element_strategy() -> impl Strategy<Value = Vec<u8>> {
+        prop_oneof![
+            (0u8..0x80).prop_map(|v| vec![v]),
+            any::<u16>().prop_map(|v| vec![0xc0 | ((v >> 8) as u8 & 0x1f), v as u8]),
+            prop::collection::vec(any::<u8>(), 0..300).prop_map(|s| str_entry(&s)),
+            any::<i16>().prop_map(|v| [vec![0xf1], v.to_le_bytes().to_vec()].concat()),
+            any::<i32>().prop_map(|v| [vec![0xf2], v.to_le_bytes()[..3].to_vec()].concat()),
+            any::<i32>().prop_map(|v| [vec![0xf3], v.to_le_bytes().to_vec()].concat()),
+            any::<i64>().prop_map(|v| [vec![0xf4], v.to_le_bytes().to_vec()].concat()),
+        ]
+    }
+
+    proptest::proptest! {
+        /// The fast path for common encodings yields exactly what the
+        /// general decoder yields, errors included, on damaged listpacks too.
+        #[test]
+        fn fast_path_matches_the_general_decoder(
+            entries in prop::collection::vec(element_strategy(), 0..20),
+            damage in prop::collection::vec((any::<usize>(), any::<u8>()), 0..4),
+        ) {
+            let mut lp = build(&entries);
+            let n = lp.len();
+            for (at, byte) in damage {
+                // Keep the total size and the end marker, so the walk runs.
+                lp[4 + at % (n - 5)] = byte;
+            }
+            let list = Listpack::new(&lp).unwrap();
+            let fast: Vec<_> = list.iter().collect();
+            proptest::prop_assert_eq!(fast, general_walk(list));
+        }
     }
 
     #[test]

@@ -86,6 +86,64 @@ pub struct ZiplistIter<'b> {
 }
 
 impl<'b> ZiplistIter<'b> {
+    /// Entries with a string of up to 16383 bytes or any integer, when
+    /// everything about them checks out (prevlen, size). `None` sends the
+    /// entry to [`ZiplistIter::decode`], which handles the rest (32-bit
+    /// string lengths) and reports errors, so the errors are the same
+    /// whichever path an entry takes.
+    #[inline(always)]
+    fn decode_common(&self, first: u8) -> Option<(Element<'b>, usize)> {
+        let b = self.bytes;
+        let p = self.pos;
+        let (prevlen, q) = if first < 0xfe {
+            (usize::from(first), p + 1)
+        } else if first == 0xfe {
+            (le_u32(b.get(p..p + 5)?, 1) as usize, p + 5)
+        } else {
+            return None;
+        };
+        if prevlen != self.prev_size {
+            return None;
+        }
+        let enc = *b.get(q)?;
+        let (elem, end) = if enc < 0x40 {
+            let start = q + 1;
+            let end = start + usize::from(enc);
+            (Element::Bytes(b.get(start..end)?), end)
+        } else if enc < 0x80 {
+            let start = q + 2;
+            let end = start + ((usize::from(enc & 0x3f) << 8) | usize::from(*b.get(q + 1)?));
+            (Element::Bytes(b.get(start..end)?), end)
+        } else {
+            let (v, end) = match enc {
+                0xf1..=0xfd => (i64::from(enc & 0x0f) - 1, q + 1),
+                0xfe => (i64::from(*b.get(q + 1)? as i8), q + 2),
+                0xc0 => (
+                    i64::from(i16::from_le_bytes(b.get(q + 1..q + 3)?.try_into().ok()?)),
+                    q + 3,
+                ),
+                0xf0 => {
+                    let x = b.get(q + 1..q + 4)?;
+                    (i64::from(i32::from_le_bytes([0, x[0], x[1], x[2]]) >> 8), q + 4)
+                }
+                0xd0 => (
+                    i64::from(i32::from_le_bytes(b.get(q + 1..q + 5)?.try_into().ok()?)),
+                    q + 5,
+                ),
+                0xe0 => (i64::from_le_bytes(b.get(q + 1..q + 9)?.try_into().ok()?), q + 9),
+                _ => return None,
+            };
+            (Element::Int(v), end)
+        };
+        // Entries must end before the end marker, the last byte.
+        if end > b.len() - 1 {
+            return None;
+        }
+        Some((elem, end - p))
+    }
+
+    #[cold]
+    #[inline(never)]
     fn decode(&self) -> BlobResult<(Element<'b>, usize)> {
         let b = self.bytes;
         let p = self.pos;
@@ -162,11 +220,27 @@ impl<'b> ZiplistIter<'b> {
 impl<'b> Iterator for ZiplistIter<'b> {
     type Item = BlobResult<Element<'b>>;
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         if self.done {
             return None;
         }
-        if self.bytes[self.pos] == END {
+        let first = self.bytes[self.pos];
+        if let Some((elem, size)) = self.decode_common(first) {
+            self.last_start = self.pos;
+            self.pos += size;
+            self.prev_size = size;
+            self.seen += 1;
+            return Some(Ok(elem));
+        }
+        self.next_general(first)
+    }
+}
+
+impl<'b> ZiplistIter<'b> {
+    /// The end marker, the rarer entries and every error.
+    fn next_general(&mut self, first: u8) -> Option<BlobResult<Element<'b>>> {
+        if first == END {
             self.done = true;
             let err = if self.pos != self.bytes.len() - 1 {
                 Some(bad(self.pos, "end marker before the end of the blob".into()))
@@ -209,6 +283,7 @@ impl<'b> Iterator for ZiplistIter<'b> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     /// Builds a ziplist from entries given as (encoding+data) without prevlen.
     pub fn build(entries: &[Vec<u8>]) -> Vec<u8> {
@@ -285,6 +360,53 @@ pub(crate) mod tests {
                 Element::Int(12)
             ]
         );
+    }
+
+    /// The walk with every entry through the general decoder only.
+    fn general_walk(zl: Ziplist<'_>) -> Vec<BlobResult<Element<'_>>> {
+        let mut it = zl.iter();
+        let mut out = Vec::new();
+        while !it.done {
+            let first = it.bytes[it.pos];
+            match it.next_general(first) {
+                Some(r) => out.push(r),
+                None => break,
+            }
+        }
+        out
+    }
+
+    fn entry_strategy() -> impl Strategy<Value = Vec<u8>> {
+        prop_oneof![
+            (0xf1u8..=0xfd).prop_map(|v| vec![v]),
+            any::<i8>().prop_map(|v| vec![0xfe, v as u8]),
+            any::<i16>().prop_map(|v| [vec![0xc0], v.to_le_bytes().to_vec()].concat()),
+            any::<i32>().prop_map(|v| [vec![0xd0], v.to_le_bytes().to_vec()].concat()),
+            any::<i32>().prop_map(|v| [vec![0xf0], v.to_le_bytes()[..3].to_vec()].concat()),
+            any::<i64>().prop_map(|v| [vec![0xe0], v.to_le_bytes().to_vec()].concat()),
+            prop::collection::vec(any::<u8>(), 0..300).prop_map(|s| str_entry(&s)),
+        ]
+    }
+
+    proptest::proptest! {
+        /// The fast path for common entries yields exactly what the general
+        /// decoder yields, errors included, on damaged ziplists too.
+        #[test]
+        fn fast_path_matches_the_general_decoder(
+            entries in prop::collection::vec(entry_strategy(), 0..20),
+            damage in prop::collection::vec((any::<usize>(), any::<u8>()), 0..4),
+        ) {
+            let mut zl = build(&entries);
+            let n = zl.len();
+            for (at, byte) in damage {
+                // Keep the total size, the tail offset and the end marker,
+                // so the walk runs.
+                zl[8 + at % (n - 9)] = byte;
+            }
+            let list = Ziplist::new(&zl).unwrap();
+            let fast: Vec<_> = list.iter().collect();
+            proptest::prop_assert_eq!(fast, general_walk(list));
+        }
     }
 
     #[test]
