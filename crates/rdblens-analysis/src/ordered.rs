@@ -10,11 +10,11 @@
 use std::sync::mpsc::sync_channel;
 
 use rayon::iter::{IntoParallelRefIterator, ParallelIterator};
-use rdblens_parser::{Entry, Error, RdbFile, Scratch};
+use rdblens_parser::{Error, RdbFile, Scratch};
 
 use crate::facts::KeyFacts;
 use crate::options::Options;
-use crate::pipeline::{batch_facts, file_info, prepare, walk, walker_panicked};
+use crate::pipeline::{batch_facts, batch_start, file_info, prepare, walk, walker_panicked, Batch};
 use crate::release::Releaser;
 use crate::summary::{Damage, FileInfo, Settings};
 
@@ -87,7 +87,7 @@ where
 {
     let p = prepare(data, opts)?;
     let wave = p.threads.max(1) * BATCHES_PER_WORKER;
-    let (tx, rx) = sync_channel::<Vec<Entry<'_>>>(wave);
+    let (tx, rx) = sync_channel::<Batch<'_>>(wave);
     let (done_tx, done_rx) = sync_channel::<Vec<Vec<KeyItem<T>>>>(1);
     let (map, filter, profile, settings, pool) = (&map, &opts.filter, &p.profile, &p.settings, &p.pool);
     let outcome = std::thread::scope(|scope| {
@@ -102,7 +102,7 @@ where
             )
         });
         scope.spawn(move || loop {
-            let batches: Vec<Vec<Entry<'_>>> = rx.iter().take(wave).collect();
+            let batches: Vec<Batch<'_>> = rx.iter().take(wave).collect();
             if batches.is_empty() {
                 break;
             }
@@ -126,7 +126,7 @@ where
             });
             if let Some(r) = releaser {
                 for batch in &batches {
-                    r.batch_done(batch.first().map_or(0, |e| e.offset));
+                    r.batch_done(batch_start(batch));
                 }
             }
             // The consumer stopped: dropping `rx` here stops the walker too.
