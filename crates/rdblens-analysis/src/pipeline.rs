@@ -180,8 +180,8 @@ pub(crate) fn walk<'a>(
             Ok(Record::Function { .. }) | Ok(Record::FunctionPreGa { .. }) => out.functions += 1,
             Ok(Record::ModuleAux(_)) => out.module_aux += 1,
             Ok(Record::Eof(eof)) => {
-                let status = rdb.checksum_status_with(&eof, || {
-                    crc.upto(rdb.checksum_end(&eof));
+                let status = rdb.checksum_status_with(eof, || {
+                    crc.upto(rdb.checksum_end(eof));
                     std::mem::take(&mut crc.digest).finish()
                 });
                 if let ChecksumStatus::Mismatch { stored, computed } = status {
