@@ -183,7 +183,7 @@ impl KeyStats {
         self.prefixes.add(f);
         self.ttl.add(f);
         self.expiry.add_shaped(f, &shape);
-        self.slots.add(f);
+        self.slots.add_shaped(f, &shape);
         self.access.add(f);
         self.rules.add_shaped(f, &shape);
     }

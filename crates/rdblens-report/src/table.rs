@@ -43,7 +43,7 @@ pub(crate) fn heading(out: &mut String, title: &str) {
 /// that at most ~24 bars are drawn.
 pub fn length_bars(h: &Histogram) -> Vec<(u64, u64)> {
     let mut bars: Vec<(u64, u64)> = Vec::new();
-    for (&b, &n) in &h.buckets {
+    for (b, n) in h.buckets() {
         // Power-of-two groups: 0, 1, 2-3, 4-7, ...
         let group = if b == 0 {
             0

@@ -6,6 +6,7 @@ use super::bounded::BoundedMap;
 use super::expiry::KeysMemory;
 use super::Accumulate;
 use crate::facts::KeyFacts;
+use crate::keyshape::KeyShape;
 use crate::slot::{hash_tag, SLOTS};
 
 /// Hash tags kept exactly (bottom-k by hash beyond that).
@@ -31,17 +32,29 @@ impl Default for Slots {
     }
 }
 
-impl Accumulate for Slots {
-    fn add(&mut self, f: &KeyFacts<'_>) {
+impl Slots {
+    /// [`Accumulate::add`] for a key whose shape is known: most keys have
+    /// no brace, and no hash tag to look for.
+    pub fn add_shaped(&mut self, f: &KeyFacts<'_>, shape: &KeyShape) {
         let s = usize::from(f.slot) % SLOTS;
         self.keys[s] += 1;
         self.memory[s] += f.memory;
+        if !shape.has_braces() {
+            return;
+        }
         if let Some(tag) = hash_tag(f.key) {
             self.keys_with_tag += 1;
             let t = self.hash_tags.slot(tag);
             t.keys += 1;
             t.memory += f.memory;
         }
+    }
+}
+
+impl Accumulate for Slots {
+    fn add(&mut self, f: &KeyFacts<'_>) {
+        // The separator does not matter for braces.
+        self.add_shaped(f, &KeyShape::of(f.key, b':'))
     }
 
     fn merge(&mut self, other: Self) {
