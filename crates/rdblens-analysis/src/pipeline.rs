@@ -124,7 +124,7 @@ pub(crate) fn walk<'a>(
     filter: &KeyFilter,
     progress: Option<&Progress>,
     releaser: Option<&Releaser<'_>>,
-    send: impl Fn(Batch<'a>) -> bool,
+    mut send: impl FnMut(Batch<'a>) -> bool,
 ) -> WalkOutcome {
     let mut out = WalkOutcome {
         checksum: "unknown".into(),
@@ -394,8 +394,48 @@ fn analyze(
 ) -> Result<Summary, Error> {
     let p = prepare(data, opts)?;
     let (settings, profile) = (&p.settings, &p.profile);
+    let (outcome, stats) = if p.threads == 1 {
+        // One thread does it all: a walker thread beside one worker would
+        // only add hand-offs (and a second busy core to `--threads 1`).
+        let mut stats = KeyStats::new(settings);
+        let (mut scratch, mut key_buf) = (Scratch::new(), Vec::new());
+        let outcome = walk(
+            &p.rdb,
+            opts.batch_entries,
+            &opts.filter,
+            opts.progress.as_ref(),
+            releaser,
+            |batch| {
+                let _done = BatchDone(releaser, batch_start(&batch));
+                fold_batch(
+                    &mut stats,
+                    &mut scratch,
+                    &mut key_buf,
+                    profile,
+                    &opts.filter,
+                    &batch,
+                );
+                true
+            },
+        );
+        (outcome, stats)
+    } else {
+        parallel(&p, opts, releaser)
+    };
+    let settings = p.settings.clone();
+    Ok(Summary {
+        summary_version: SUMMARY_VERSION,
+        settings,
+        files: vec![file_info(path, p, outcome).with_shard(&stats)],
+        keys: stats,
+    })
+}
+
+/// A walker thread feeding `p.threads` workers.
+fn parallel(p: &Prepared<'_>, opts: &Options, releaser: Option<&Releaser<'_>>) -> (WalkOutcome, KeyStats) {
+    let (settings, profile) = (&p.settings, &p.profile);
     let (tx, rx) = sync_channel::<Batch<'_>>(p.threads * 4);
-    let (outcome, stats) = std::thread::scope(|scope| {
+    std::thread::scope(|scope| {
         let walker = scope.spawn(|| {
             walk(
                 &p.rdb,
@@ -442,12 +482,5 @@ fn analyze(
         }
         let outcome = walker.join().unwrap_or_else(|_| walker_panicked());
         (outcome, stats)
-    });
-    let settings = p.settings.clone();
-    Ok(Summary {
-        summary_version: SUMMARY_VERSION,
-        settings,
-        files: vec![file_info(path, p, outcome).with_shard(&stats)],
-        keys: stats,
     })
 }
