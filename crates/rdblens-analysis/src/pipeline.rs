@@ -12,7 +12,9 @@ use std::sync::Mutex;
 
 use rayon::iter::{IntoParallelIterator, ParallelIterator};
 use rdblens_memory::Profile;
-use rdblens_parser::{ChecksumStatus, Crc64Digest, Entry, Error, Rdb, RdbFile, RdbString, Record, Scratch};
+use rdblens_parser::{
+    ChecksumStatus, Crc64Digest, Entry, Error, Rdb, RdbFile, RdbString, Record, Scratch, TypeKind,
+};
 
 use crate::facts::key_facts;
 use crate::facts::KeyFacts;
@@ -118,6 +120,16 @@ pub(crate) fn batch_start(batch: &[Record<'_>]) -> u64 {
     entries(batch).next().map_or(0, |e| e.offset)
 }
 
+/// The bytes of a huge string value: workers never read them (a string's
+/// length, LZF header included, is all the analysis needs), so once hashed
+/// they can be released while the entry is still in flight. Without this a
+/// dump holding one 1 GB string kept all of it resident.
+fn unread_value(e: &Entry<'_>) -> Option<(u64, u64)> {
+    let len = e.value.len() as u64;
+    (e.kind() == TypeKind::String && len >= crate::release::STEP)
+        .then(|| (e.value_offset, e.value_offset + len))
+}
+
 pub(crate) fn walk<'a>(
     rdb: &Rdb<'a>,
     batch_entries: usize,
@@ -159,6 +171,17 @@ pub(crate) fn walk<'a>(
                 r.batch_started(e.offset);
             }
             batch_bytes += e.value.len();
+            if let (Some((start, end)), Some(r)) = (unread_value(e), releaser) {
+                // Hashed a step at a time, each step released at once: the
+                // value is never resident as a whole.
+                let mut pos = start;
+                while pos < end {
+                    let step = (pos + crate::release::STEP).min(end);
+                    crc.upto(step as usize);
+                    r.release_unread(pos, step);
+                    pos = step;
+                }
+            }
             if let Some(Ok(record)) = next {
                 batch.push(record);
             }

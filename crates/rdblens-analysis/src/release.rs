@@ -59,6 +59,16 @@ impl<'r> Releaser<'r> {
         self.apply(range);
     }
 
+    /// `[start, end)` lies inside a value no worker reads: released now,
+    /// whole pages only (its first and last pages may hold bytes that are read).
+    pub fn release_unread(&self, start: u64, end: u64) {
+        const PAGE: u64 = 4096;
+        let (first, last) = (start.div_ceil(PAGE) * PAGE, end / PAGE * PAGE);
+        if first < last {
+            (self.release)(first as usize, last as usize);
+        }
+    }
+
     /// A worker has decoded the batch that started at `start`.
     pub fn batch_done(&self, start: u64) {
         let range = self.state.lock().ok().and_then(|mut s| {
@@ -129,5 +139,10 @@ mod tests {
         assert_eq!(calls.lock().unwrap()[1], (2 * m as usize, 3 * m as usize));
         r.walked_to(3 * m + 7);
         assert_eq!(calls.lock().unwrap().len(), 2, "nothing new past the last step");
+        // Inside an unread value: whole pages only.
+        r.release_unread(10, 3 * 4096 + 5);
+        assert_eq!(calls.lock().unwrap()[2], (4096, 3 * 4096));
+        r.release_unread(10, 4000);
+        assert_eq!(calls.lock().unwrap().len(), 3, "no whole page inside");
     }
 }
