@@ -279,19 +279,44 @@ pub(crate) fn batch_facts(
     }
 }
 
-/// Decodes and folds one batch.
-fn fold_batch(
-    stats: &mut KeyStats,
-    scratch: &mut Scratch,
-    key_buf: &mut Vec<u8>,
-    profile: &Profile,
-    filter: &KeyFilter,
-    batch: &[Record<'_>],
-) {
-    batch_facts(scratch, key_buf, profile, filter, batch, |r| match r {
-        Ok(facts) => stats.add(facts),
-        Err(d) => stats.add_damage(d),
-    });
+/// One worker's accumulators and reusable buffers.
+struct Worker {
+    stats: KeyStats,
+    scratch: Scratch,
+    key_buf: Vec<u8>,
+}
+
+impl Worker {
+    fn new(settings: &Settings) -> Self {
+        Worker {
+            stats: KeyStats::new(settings),
+            scratch: Scratch::new(),
+            key_buf: Vec::new(),
+        }
+    }
+
+    /// Decodes and folds one batch, then signs it off for page release.
+    fn fold(
+        &mut self,
+        p: &Prepared<'_>,
+        filter: &KeyFilter,
+        releaser: Option<&Releaser<'_>>,
+        batch: &[Record<'_>],
+    ) {
+        let _done = BatchDone(releaser, batch_start(batch));
+        let stats = &mut self.stats;
+        batch_facts(
+            &mut self.scratch,
+            &mut self.key_buf,
+            &p.profile,
+            filter,
+            batch,
+            |r| match r {
+                Ok(facts) => stats.add(facts),
+                Err(d) => stats.add_damage(d),
+            },
+        );
+    }
 }
 
 /// What both passes need before the first key: the header, aux fields,
@@ -416,12 +441,10 @@ fn analyze(
     releaser: Option<&Releaser<'_>>,
 ) -> Result<Summary, Error> {
     let p = prepare(data, opts)?;
-    let (settings, profile) = (&p.settings, &p.profile);
     let (outcome, stats) = if p.threads == 1 {
         // One thread does it all: a walker thread beside one worker would
         // only add hand-offs (and a second busy core to `--threads 1`).
-        let mut stats = KeyStats::new(settings);
-        let (mut scratch, mut key_buf) = (Scratch::new(), Vec::new());
+        let mut worker = Worker::new(&p.settings);
         let outcome = walk(
             &p.rdb,
             opts.batch_entries,
@@ -429,19 +452,11 @@ fn analyze(
             opts.progress.as_ref(),
             releaser,
             |batch| {
-                let _done = BatchDone(releaser, batch_start(&batch));
-                fold_batch(
-                    &mut stats,
-                    &mut scratch,
-                    &mut key_buf,
-                    profile,
-                    &opts.filter,
-                    &batch,
-                );
+                worker.fold(&p, &opts.filter, releaser, &batch);
                 true
             },
         );
-        (outcome, stats)
+        (outcome, worker.stats)
     } else {
         parallel(&p, opts, releaser)
     };
@@ -456,7 +471,7 @@ fn analyze(
 
 /// A walker thread feeding `p.threads` workers.
 fn parallel(p: &Prepared<'_>, opts: &Options, releaser: Option<&Releaser<'_>>) -> (WalkOutcome, KeyStats) {
-    let (settings, profile) = (&p.settings, &p.profile);
+    let settings = &p.settings;
     let (tx, rx) = sync_channel::<Batch<'_>>(p.threads * 4);
     std::thread::scope(|scope| {
         let walker = scope.spawn(|| {
@@ -476,25 +491,16 @@ fn parallel(p: &Prepared<'_>, opts: &Options, releaser: Option<&Releaser<'_>>) -
             (0..p.threads)
                 .into_par_iter()
                 .map(|_| {
-                    let mut stats = KeyStats::new(settings);
-                    let (mut scratch, mut key_buf) = (Scratch::new(), Vec::new());
+                    let mut worker = Worker::new(settings);
                     loop {
                         let batch = match rx.lock() {
                             Ok(rx) => rx.recv(),
                             Err(_) => break,
                         };
                         let Ok(batch) = batch else { break };
-                        let _done = BatchDone(releaser, batch_start(&batch));
-                        fold_batch(
-                            &mut stats,
-                            &mut scratch,
-                            &mut key_buf,
-                            profile,
-                            &opts.filter,
-                            &batch,
-                        );
+                        worker.fold(p, &opts.filter, releaser, &batch);
                     }
-                    stats
+                    worker.stats
                 })
                 .collect()
         });
