@@ -27,7 +27,7 @@ mod keys;
 mod keyspace;
 mod outcome;
 pub mod sprawl;
-mod text;
+pub mod text;
 
 use std::cmp::Reverse;
 

@@ -1,9 +1,9 @@
-//! Number formatting for finding messages (the report crate has its own
-//! for tables; messages must read well in JSON too).
+//! Number formatting for finding messages and, through the report crate,
+//! for tables: one definition of how rdblens writes bytes and counts.
 
 /// `512 B`, `1.5 KiB`, `3.2 GiB`.
 pub fn bytes(n: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
     if n < 1024 {
         return format!("{n} B");
     }

@@ -1,32 +1,8 @@
 //! Small text helpers shared by the table renderer.
 
-/// Bytes in binary units: `512 B`, `1.5 KiB`, `3.2 GiB`.
-pub fn human_bytes(n: u64) -> String {
-    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-    if n < 1024 {
-        return format!("{n} B");
-    }
-    let mut v = n as f64;
-    let mut unit = 0;
-    while v >= 1024.0 && unit < UNITS.len() - 1 {
-        v /= 1024.0;
-        unit += 1;
-    }
-    format!("{v:.1} {}", UNITS[unit])
-}
-
-/// Counts with thousands separators: `1,234,567`.
-pub fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+/// Bytes in binary units (`512 B`, `1.5 KiB`) and counts with thousands
+/// separators (`1,234,567`), written as in finding messages.
+pub use rdblens_audit::text::{bytes as human_bytes, count as thousands};
 
 pub fn percent(part: u64, whole: u64) -> String {
     if whole == 0 {

@@ -8,7 +8,7 @@ use clap::{Args, ValueEnum};
 use rdblens_analysis::{Options, Summary};
 use rdblens_report::{ReportOptions, Section};
 
-use crate::common::{key_filter, model_config, now_ms, target_profile};
+use crate::common::{FilterArgs, ModelArgs};
 use crate::summary_file::{Shaping, SummaryFile};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -45,45 +45,19 @@ pub struct ReportArgs {
     /// The first big-key table's order.
     #[arg(long, value_enum, default_value = "memory")]
     pub sort: SortBy,
-    /// Only these databases (repeatable).
-    #[arg(long = "db")]
-    pub dbs: Vec<u64>,
-    /// Only these types: string, list, set, zset, hash, stream, module (repeatable).
-    #[arg(long = "type")]
-    pub types: Vec<String>,
-    /// Only keys matching this Redis glob (as SCAN MATCH; bytes-safe).
-    #[arg(long = "match")]
-    pub pattern: Option<String>,
-    /// Only keys starting with this prefix.
-    #[arg(long)]
-    pub prefix: Option<String>,
+    #[command(flatten)]
+    pub filter: FilterArgs,
     /// Namespace separator.
     #[arg(long, default_value = ":")]
     pub separator: String,
     /// Namespace levels aggregated (1-4).
     #[arg(long, default_value_t = 2)]
     pub depth: usize,
-    /// A redis.conf whose encoding limits apply (e.g. hash-max-listpack-entries).
-    #[arg(long)]
-    pub config: Option<PathBuf>,
-    /// Override one compact-encoding limit, e.g. hash-max-listpack-entries=1024 (repeatable; wins over --config).
-    #[arg(long = "limit", value_name = "NAME=VALUE")]
-    pub limits: Vec<String>,
-    /// Server to estimate memory for, e.g. redis-7.2, valkey-8.1 (default: the writer of the file).
-    #[arg(long)]
-    pub target: Option<String>,
-    /// jemalloc quantum of the target: 8 (bundled jemalloc) or 16 (distro libjemalloc).
-    #[arg(long, value_parser = ["8", "16"])]
-    pub jemalloc_quantum: Option<String>,
-    /// Reference time for TTLs: unix seconds or ms (default: the snapshot's ctime).
-    #[arg(long)]
-    pub now: Option<i64>,
+    #[command(flatten)]
+    pub model: ModelArgs,
     /// Expiry histogram bucket: 1s, 1m, 1h, 1d or auto.
     #[arg(long, default_value = "auto")]
     pub bucket: String,
-    /// Worker threads (default: all cores).
-    #[arg(long, default_value_t = 0)]
-    pub threads: usize,
     /// Write the report here instead of standard output.
     #[arg(long, short)]
     pub output: Option<PathBuf>,
@@ -137,27 +111,16 @@ pub fn options(args: &ReportArgs) -> Result<Options> {
     if !(1..=4).contains(&args.depth) {
         bail!("--depth must be 1-4, got {}", args.depth);
     }
-    let config = model_config(args.config.as_deref(), &args.limits)?;
+    let base = args.model.options(args.filter.filter()?)?;
     // The redis.conf also tells the audit whether big keys expire lazily.
-    let rules = rdblens_audit::load(args.rules.as_deref(), &config, &args.set)?;
+    let rules = rdblens_audit::load(args.rules.as_deref(), &base.config, &args.set)?;
     Ok(Options {
-        threads: args.threads,
         top: args.top,
         separator,
         prefix_depth: args.depth,
-        now_ms: now_ms(args.now),
-        profile: target_profile(args.target.as_deref())?,
-        quantum: args.jemalloc_quantum.as_deref().and_then(|q| q.parse().ok()),
-        config,
         rules,
-        filter: key_filter(
-            &args.dbs,
-            &args.types,
-            args.pattern.as_deref(),
-            args.prefix.as_deref(),
-        )?,
         skip_unknown: args.skip_unknown,
-        ..Options::default()
+        ..base
     })
 }
 
