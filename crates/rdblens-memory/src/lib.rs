@@ -54,6 +54,22 @@ mod version;
 mod visitor;
 
 pub use alloc::usable_size;
+
+/// Sizes of single listpack entries (listpack.c), for pricing a listpack
+/// that does not exist yet (the audit's small-key-sprawl rule).
+pub mod listpack_entry {
+    use crate::compact::{lp_int_entry, lp_packed, Packed};
+
+    /// A string entry of `len` bytes: encoding, data and back-length.
+    pub fn string(len: u64) -> u64 {
+        lp_packed(Packed::Str(len))
+    }
+
+    /// An integer entry.
+    pub fn int(v: i64) -> u64 {
+        lp_int_entry(v)
+    }
+}
 pub use encoding::Encoding;
 pub use limits::Limits;
 pub use profile::Profile;

@@ -1,41 +1,17 @@
-//! Listpack entry sizes (listpack.c), for what small string keys would
-//! cost as fields of a hash (small-key-sprawl). Kept here rather than
-//! borrowed from the memory model, whose listpack arithmetic is private.
+//! Listpack entry sizes for what small string keys would cost as fields of
+//! a hash (small-key-sprawl), on top of the memory model's entry arithmetic.
 
+use rdblens_memory::listpack_entry;
 use rdblens_parser::Element;
-
-/// Bytes of the back-length that closes an entry of `len` bytes.
-fn backlen(len: u64) -> u64 {
-    match len {
-        0..=127 => 1,
-        128..=16_382 => 2,
-        16_383..=2_097_150 => 3,
-        2_097_151..=268_435_454 => 4,
-        _ => 5,
-    }
-}
 
 /// A string entry of `len` bytes.
 pub fn str_entry(len: u64) -> u64 {
-    let header = match len {
-        0..=63 => 1,
-        64..=4095 => 2,
-        _ => 5,
-    };
-    header + len + backlen(header + len)
+    listpack_entry::string(len)
 }
 
 /// An integer entry.
 pub fn int_entry(v: i64) -> u64 {
-    let body = match v {
-        0..=127 => 1,
-        -4096..=4095 => 2,
-        -32_768..=32_767 => 3,
-        -8_388_608..=8_388_607 => 4,
-        -2_147_483_648..=2_147_483_647 => 5,
-        _ => 9,
-    };
-    body + 1
+    listpack_entry::int(v)
 }
 
 /// The entry for these bytes: listpacks store canonical integers as integers.
