@@ -126,23 +126,23 @@ mod tests {
     #[test]
     fn releases_only_behind_the_oldest_batch_in_flight() {
         let calls = Mutex::new(Vec::new());
-        let record = |a: usize, b: usize| calls.lock().unwrap().push((a, b));
+        let record = |a: usize, b: usize| calls.lock().unwrap().push((a, b)); // ok: unit test
         let r = Releaser::new(&record);
         let m = STEP;
         r.batch_started(10);
         r.walked_to(3 * m + 5);
-        assert!(calls.lock().unwrap().is_empty(), "batch at 10 still in flight");
+        assert!(calls.lock().unwrap().is_empty(), "batch at 10 still in flight"); // ok: unit test
         r.batch_started(2 * m + 1);
         r.batch_done(10);
-        assert_eq!(*calls.lock().unwrap(), vec![(0, 2 * m as usize)]);
+        assert_eq!(*calls.lock().unwrap(), vec![(0, 2 * m as usize)]); // ok: unit test
         r.batch_done(2 * m + 1);
-        assert_eq!(calls.lock().unwrap()[1], (2 * m as usize, 3 * m as usize));
+        assert_eq!(calls.lock().unwrap()[1], (2 * m as usize, 3 * m as usize)); // ok: unit test
         r.walked_to(3 * m + 7);
-        assert_eq!(calls.lock().unwrap().len(), 2, "nothing new past the last step");
-        // Inside an unread value: whole pages only.
+        assert_eq!(calls.lock().unwrap().len(), 2, "nothing new past the last step"); // ok: unit test
+                                                                                      // Inside an unread value: whole pages only.
         r.release_unread(10, 3 * 4096 + 5);
-        assert_eq!(calls.lock().unwrap()[2], (4096, 3 * 4096));
+        assert_eq!(calls.lock().unwrap()[2], (4096, 3 * 4096)); // ok: unit test
         r.release_unread(10, 4000);
-        assert_eq!(calls.lock().unwrap().len(), 3, "no whole page inside");
+        assert_eq!(calls.lock().unwrap().len(), 3, "no whole page inside"); // ok: unit test
     }
 }

@@ -248,7 +248,7 @@ mod tests {
             "cap = 7\n[big-string]\nwarn = \"20KiB\"\ncrit = 1048576\n[key-no-namespace]\nenabled = false\n[expiry-cluster]\nseverity = \"crit\"\ncap = 3\n",
             &["big-string.warn=30KiB", "expiry_cluster.second_keys=500", "no-ttl.min-share=0.5"],
         )
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap_or_else(|e| panic!("{e}")); // ok: unit test
         assert_eq!(c.big_string.warn, ByteSize(30 * 1024));
         assert_eq!(c.big_string.crit, ByteSize(1 << 20));
         assert!(!c.key_no_namespace.enabled);
@@ -289,8 +289,8 @@ mod tests {
     fn lazyfree_from_redis_conf() {
         let mut b = RulesBuilder::new();
         b.server_config(&[("lazyfree-lazy-expire".into(), "yes".into())])
-            .unwrap_or_else(|e| panic!("{e}"));
-        let c = b.build().unwrap_or_else(|e| panic!("{e}"));
+            .unwrap_or_else(|e| panic!("{e}")); // ok: unit test
+        let c = b.build().unwrap_or_else(|e| panic!("{e}")); // ok: unit test
         assert_eq!(c.bigkey_expiry.lazyfree_lazy_expire, Some(true));
         let mut b = RulesBuilder::new();
         assert!(b

@@ -115,21 +115,21 @@ mod tests {
 
     #[test]
     fn parse_target_forms() {
-        let p = Profile::parse_target("redis-7.2").unwrap_or_else(|e| panic!("{e}"));
+        let p = Profile::parse_target("redis-7.2").unwrap_or_else(|e| panic!("{e}")); // ok: unit test
         assert_eq!(
             (p.family, p.version),
             (Family::Redis, ServerVersion::new(7, 2, 0))
         );
         assert_eq!(p.quantum, 8);
         assert_eq!(p.name(), "redis-7.2.0");
-        let p = Profile::parse_target("redis-7.0.15").unwrap_or_else(|e| panic!("{e}"));
+        let p = Profile::parse_target("redis-7.0.15").unwrap_or_else(|e| panic!("{e}")); // ok: unit test
         assert_eq!(p.version, ServerVersion::new(7, 0, 15));
-        let p = Profile::parse_target("valkey-8.1").unwrap_or_else(|e| panic!("{e}"));
+        let p = Profile::parse_target("valkey-8.1").unwrap_or_else(|e| panic!("{e}")); // ok: unit test
         assert_eq!(
             (p.family, p.version),
             (Family::Valkey, ServerVersion::new(8, 1, 0))
         );
-        let p = Profile::parse_target("Valkey:9").unwrap_or_else(|e| panic!("{e}"));
+        let p = Profile::parse_target("Valkey:9").unwrap_or_else(|e| panic!("{e}")); // ok: unit test
         assert_eq!(p.name(), "valkey-9.0.0");
         for bad in ["redis", "keydb-6.3", "redis-", "redis-x", "7.2"] {
             assert!(Profile::parse_target(bad).is_err(), "{bad}");

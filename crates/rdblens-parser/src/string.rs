@@ -135,20 +135,21 @@ mod tests {
         let mut scratch = Vec::new();
         for i in [0, 7, -1, 1234, i64::MIN, i64::MAX] {
             assert_eq!(
-                RdbString::Int(i).bytes_in(&mut scratch, 0).unwrap(),
+                RdbString::Int(i).bytes_in(&mut scratch, 0).unwrap(), // ok: unit test
                 i.to_string().as_bytes()
             );
-            assert_eq!(RdbString::Int(i).to_vec().unwrap(), i.to_string().as_bytes());
+            let text = RdbString::Int(i).to_vec().unwrap(); // ok: unit test
+            assert_eq!(text, i.to_string().as_bytes());
         }
         // "abcabcabc" as LZF, then a shorter integer into the same buffer.
         let lzf = RdbString::Lzf {
             compressed: &[2, b'a', b'b', b'c', (4 << 5), 2],
             len: 9,
         };
-        assert_eq!(lzf.bytes_in(&mut scratch, 0).unwrap(), b"abcabcabc");
-        assert_eq!(RdbString::Int(-5).bytes_in(&mut scratch, 0).unwrap(), b"-5");
-        assert_eq!(lzf.to_vec().unwrap(), b"abcabcabc");
-        assert_eq!(lzf.to_cow().unwrap().len(), 9);
+        assert_eq!(lzf.bytes_in(&mut scratch, 0).unwrap(), b"abcabcabc"); // ok: unit test
+        assert_eq!(RdbString::Int(-5).bytes_in(&mut scratch, 0).unwrap(), b"-5"); // ok: unit test
+        assert_eq!(lzf.to_vec().unwrap(), b"abcabcabc"); // ok: unit test
+        assert_eq!(lzf.to_cow().unwrap().len(), 9); // ok: unit test
         let bad = RdbString::Lzf {
             compressed: &[0, b'a'],
             len: 2,

@@ -617,12 +617,12 @@ mod tests {
             m.slot(n.as_bytes()).totals.keys += 1;
         }
         assert!(m.is_folded());
-        let kept = m.entries.keys().next().unwrap().clone();
+        let kept = m.entries.keys().next().unwrap().clone(); // ok: unit test
         assert_eq!(lookup(&m, &[kept]).map(|c| c.keys), Some(1));
         let folded = names
             .iter()
             .find(|n| !m.entries.contains_key(*n))
-            .unwrap()
+            .unwrap() // ok: unit test
             .clone();
         assert_eq!(lookup(&m, &[folded]), None);
         // Not folded: a missing prefix is not there at all.

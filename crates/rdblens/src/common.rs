@@ -208,7 +208,7 @@ mod tests {
     #[test]
     fn limits_are_validated() {
         assert_eq!(
-            parse_limit("hash-max-ziplist-entries=1k").unwrap(),
+            parse_limit("hash-max-ziplist-entries=1k").unwrap(), // ok: unit test
             ("hash-max-ziplist-entries".into(), "1k".into())
         );
         for name in LIMIT_NAMES {

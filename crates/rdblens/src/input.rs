@@ -114,7 +114,7 @@ mod tests {
             assert!(read_header(&file(old), true).is_err());
         }
         let v15 = file(b"REDIS0015");
-        let rdb = read_header(&v15, true).unwrap();
+        let rdb = read_header(&v15, true).unwrap(); // ok: unit test
         assert_eq!(rdb.version(), 15);
         assert!(rdb.format().is_newer_than_known());
     }

@@ -357,23 +357,23 @@ mod tests {
 
     #[test]
     fn gzip_summaries_read_back() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tempfile::tempdir().unwrap(); // ok: unit test
         let opts = Options::default();
         let data = std::fs::read(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../../fixtures/rdb/redis-7.4.5/all-types.rdb"
         ))
-        .unwrap();
-        let summary = rdblens_analysis::analyze_bytes(&data, "a.rdb", &opts).unwrap();
+        .unwrap(); // ok: unit test
+        let summary = rdblens_analysis::analyze_bytes(&data, "a.rdb", &opts).unwrap(); // ok: unit test
         let file = SummaryFile::new(summary, Shaping::of(&opts));
         for name in ["s.json", "s.json.gz"] {
             let path = dir.path().join(name);
-            file.write(Some(&path)).unwrap();
-            assert!(is_summary_file(&path).unwrap());
-            assert_eq!(SummaryFile::read(&path).unwrap(), file, "{name}");
+            file.write(Some(&path)).unwrap(); // ok: unit test
+            assert!(is_summary_file(&path).unwrap()); // ok: unit test
+            assert_eq!(SummaryFile::read(&path).unwrap(), file, "{name}"); // ok: unit test
         }
-        let gz = std::fs::metadata(dir.path().join("s.json.gz")).unwrap().len();
-        let plain = std::fs::metadata(dir.path().join("s.json")).unwrap().len();
+        let gz = std::fs::metadata(dir.path().join("s.json.gz")).unwrap().len(); // ok: unit test
+        let plain = std::fs::metadata(dir.path().join("s.json")).unwrap().len(); // ok: unit test
         assert!(gz * 4 < plain, "{gz} vs {plain}");
     }
 }

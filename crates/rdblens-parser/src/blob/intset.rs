@@ -102,14 +102,14 @@ mod tests {
         let mut b = vec![4, 0, 0, 0, 2, 0, 0, 0];
         b.extend_from_slice(&(-5i32).to_le_bytes());
         b.extend_from_slice(&70000i32.to_le_bytes());
-        let s = Intset::new(&b).unwrap();
-        assert_eq!(s.iter().collect::<Result<Vec<_>, _>>().unwrap(), vec![-5, 70000]);
+        let s = Intset::new(&b).unwrap(); // ok: unit test
+        assert_eq!(s.iter().collect::<Result<Vec<_>, _>>().unwrap(), vec![-5, 70000]); // ok: unit test
         let mut unsorted = b.clone();
         unsorted.swap(8, 12);
         unsorted.swap(9, 13);
         unsorted.swap(10, 14);
         unsorted.swap(11, 15);
-        assert!(Intset::new(&unsorted).unwrap().iter().any(|r| r.is_err()));
+        assert!(Intset::new(&unsorted).unwrap().iter().any(|r| r.is_err())); // ok: unit test
         let mut width = b.clone();
         width[0] = 3;
         assert!(Intset::new(&width).is_err());

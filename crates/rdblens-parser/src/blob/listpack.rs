@@ -342,7 +342,7 @@ pub(crate) mod tests {
             vec![0xf3, 0, 0, 0, 0x80],
             [vec![0xf4], i64::MIN.to_le_bytes().to_vec()].concat(),
         ]);
-        let got: Vec<Element> = Listpack::new(&lp).unwrap().iter().map(|e| e.unwrap()).collect();
+        let got: Vec<Element> = Listpack::new(&lp).unwrap().iter().map(|e| e.unwrap()).collect(); // ok: unit test
         assert_eq!(
             got,
             vec![
@@ -358,7 +358,7 @@ pub(crate) mod tests {
                 Element::Int(i64::MIN),
             ]
         );
-        assert_eq!(Listpack::new(&lp).unwrap().count().unwrap(), 10);
+        assert_eq!(Listpack::new(&lp).unwrap().count().unwrap(), 10); // ok: unit test
     }
 
     /// The walk with every element through the general decoder only.
@@ -401,7 +401,7 @@ pub(crate) mod tests {
                 // Keep the total size and the end marker, so the walk runs.
                 lp[4 + at % (n - 5)] = byte;
             }
-            let list = Listpack::new(&lp).unwrap();
+            let list = Listpack::new(&lp).unwrap(); // ok: unit test
             let fast: Vec<_> = list.iter().collect();
             proptest::prop_assert_eq!(fast, general_walk(list));
         }
@@ -420,24 +420,24 @@ pub(crate) mod tests {
         // Wrong count.
         let mut bad_count = good.clone();
         bad_count[4] = 3;
-        let err = Listpack::new(&bad_count).unwrap().count().unwrap_err();
+        let err = Listpack::new(&bad_count).unwrap().count().unwrap_err(); // ok: unit test
         assert_eq!(err.pos, 4);
         // A string length pointing past the end.
         let mut long = good.clone();
         long[6] = 0x80 | 60;
-        let err = Listpack::new(&long).unwrap().count().unwrap_err();
+        let err = Listpack::new(&long).unwrap().count().unwrap_err(); // ok: unit test
         assert_eq!(err.pos, 6);
         // Bad back-length.
         let mut back = good.clone();
         back[12] = 9;
-        assert!(Listpack::new(&back).unwrap().count().is_err());
-        // Invalid encoding byte; a huge 32-bit length.
+        assert!(Listpack::new(&back).unwrap().count().is_err()); // ok: unit test
+                                                                 // Invalid encoding byte; a huge 32-bit length.
         let mut inv = good.clone();
         inv[6] = 0xf7;
-        assert!(Listpack::new(&inv).unwrap().count().is_err());
+        assert!(Listpack::new(&inv).unwrap().count().is_err()); // ok: unit test
         let huge = build(&[vec![0xf0, 0xff, 0xff, 0xff, 0xff]]);
-        assert!(Listpack::new(&huge).unwrap().count().is_err());
-        // Too short, missing end.
+        assert!(Listpack::new(&huge).unwrap().count().is_err()); // ok: unit test
+                                                                 // Too short, missing end.
         assert!(Listpack::new(&[7, 0, 0, 0, 0, 0, 0]).is_err());
         assert!(Listpack::new(&[1]).is_err());
     }

@@ -342,8 +342,8 @@ pub(crate) mod tests {
             vec![0xf1],
             vec![0xfd],
         ]);
-        let z = Ziplist::new(&zl).unwrap();
-        let got: Vec<Element> = z.iter().map(|e| e.unwrap()).collect();
+        let z = Ziplist::new(&zl).unwrap(); // ok: unit test
+        let got: Vec<Element> = z.iter().map(|e| e.unwrap()).collect(); // ok: unit test
         assert_eq!(got.len(), 10);
         assert_eq!(got[0], Element::Bytes(b"hi"));
         assert_eq!(got[1], Element::Bytes(&long));
@@ -403,7 +403,7 @@ pub(crate) mod tests {
                 // so the walk runs.
                 zl[8 + at % (n - 9)] = byte;
             }
-            let list = Ziplist::new(&zl).unwrap();
+            let list = Ziplist::new(&zl).unwrap(); // ok: unit test
             let fast: Vec<_> = list.iter().collect();
             proptest::prop_assert_eq!(fast, general_walk(list));
         }
@@ -412,22 +412,22 @@ pub(crate) mod tests {
     #[test]
     fn hostile_ziplists() {
         let good = build(&[str_entry(b"ab"), str_entry(b"cd")]);
-        assert_eq!(Ziplist::new(&good).unwrap().count().unwrap(), 2);
+        assert_eq!(Ziplist::new(&good).unwrap().count().unwrap(), 2); // ok: unit test
         let mut count = good.clone();
         count[8] = 5;
-        assert_eq!(Ziplist::new(&count).unwrap().count().unwrap_err().pos, 8);
+        assert_eq!(Ziplist::new(&count).unwrap().count().unwrap_err().pos, 8); // ok: unit test
         let mut prev = good.clone();
         prev[14] = 9;
-        assert!(Ziplist::new(&prev).unwrap().count().is_err());
+        assert!(Ziplist::new(&prev).unwrap().count().is_err()); // ok: unit test
         let mut len = good.clone();
         len[11] = 50;
-        assert!(Ziplist::new(&len).unwrap().count().is_err());
+        assert!(Ziplist::new(&len).unwrap().count().is_err()); // ok: unit test
         let mut tail = good.clone();
         tail[4] = 10;
-        assert!(Ziplist::new(&tail).unwrap().count().is_err());
+        assert!(Ziplist::new(&tail).unwrap().count().is_err()); // ok: unit test
         let mut enc = good.clone();
         enc[11] = 0xc5;
-        assert!(Ziplist::new(&enc).unwrap().count().is_err());
+        assert!(Ziplist::new(&enc).unwrap().count().is_err()); // ok: unit test
         assert!(Ziplist::new(&good[..5]).is_err());
     }
 }

@@ -133,19 +133,19 @@ mod tests {
         // 2 pairs: "a" => "xy" (1 free byte), "bc" => "" ; end.
         let zm = [2, 1, b'a', 2, 1, b'x', b'y', 0, 2, b'b', b'c', 0, 0, END];
         let pairs: Vec<_> = Zipmap::new(&zm)
-            .unwrap()
+            .unwrap() // ok: unit test
             .iter()
             .collect::<Result<_, _>>()
-            .unwrap();
+            .unwrap(); // ok: unit test
         assert_eq!(pairs, vec![(&b"a"[..], &b"xy"[..]), (&b"bc"[..], &b""[..])]);
         let mut count = zm;
         count[0] = 3;
-        assert!(Zipmap::new(&count).unwrap().iter().any(|r| r.is_err()));
+        assert!(Zipmap::new(&count).unwrap().iter().any(|r| r.is_err())); // ok: unit test
         let mut long = zm;
         long[1] = 200;
-        assert!(Zipmap::new(&long).unwrap().iter().any(|r| r.is_err()));
+        assert!(Zipmap::new(&long).unwrap().iter().any(|r| r.is_err())); // ok: unit test
         let mut big = zm;
         big[1] = BIG_LEN;
-        assert!(Zipmap::new(&big).unwrap().iter().any(|r| r.is_err()));
+        assert!(Zipmap::new(&big).unwrap().iter().any(|r| r.is_err())); // ok: unit test
     }
 }
