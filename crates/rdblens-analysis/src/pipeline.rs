@@ -199,7 +199,6 @@ pub(crate) fn walk<'a>(
             continue;
         }
         match record {
-            Ok(Record::Entry(_)) => {}
             Ok(Record::Function { .. }) | Ok(Record::FunctionPreGa { .. }) => out.functions += 1,
             Ok(Record::ModuleAux(_)) => out.module_aux += 1,
             Ok(Record::Eof(eof)) => {

@@ -27,8 +27,7 @@ impl<'b> Element<'b> {
         match *self {
             Element::Bytes(b) => out.extend_from_slice(b),
             Element::Int(i) => {
-                let mut buf = itoa_buf(i);
-                out.extend_from_slice(buf.as_slice(&mut [0u8; 20]));
+                out.extend_from_slice(decimal(i, &mut [0u8; 20]));
             }
         }
     }
@@ -74,30 +73,23 @@ pub fn decimal_len(i: i64) -> usize {
     digits + usize::from(i < 0)
 }
 
-struct ItoaBuf(i64);
-
-fn itoa_buf(i: i64) -> ItoaBuf {
-    ItoaBuf(i)
-}
-
-impl ItoaBuf {
-    fn as_slice<'s>(&mut self, buf: &'s mut [u8; 20]) -> &'s [u8] {
-        let mut pos = buf.len();
-        let mut v = self.0.unsigned_abs();
-        loop {
-            pos -= 1;
-            buf[pos] = b'0' + (v % 10) as u8;
-            v /= 10;
-            if v == 0 {
-                break;
-            }
+/// The decimal text of `i`, written at the end of `buf`.
+pub(crate) fn decimal(i: i64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut pos = buf.len();
+    let mut v = i.unsigned_abs();
+    loop {
+        pos -= 1;
+        buf[pos] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
         }
-        if self.0 < 0 {
-            pos -= 1;
-            buf[pos] = b'-';
-        }
-        &buf[pos..]
     }
+    if i < 0 {
+        pos -= 1;
+        buf[pos] = b'-';
+    }
+    &buf[pos..]
 }
 
 /// Redis' `string2ll`: no leading zeros, no `+`, no spaces, fits in i64.

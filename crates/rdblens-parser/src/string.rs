@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 
-use crate::element::Element;
+use crate::element::{decimal, Element};
 use crate::error::{Error, ErrorKind, Result};
 
 /// A string as stored in the file. Raw and LZF bytes borrow from the input;
@@ -105,25 +105,6 @@ impl<'a> RdbString<'a> {
     pub fn to_vec(&self) -> Result<Vec<u8>> {
         Ok(self.to_cow()?.into_owned())
     }
-}
-
-/// The decimal text of `i`, written at the end of `buf`.
-fn decimal(i: i64, buf: &mut [u8; 20]) -> &[u8] {
-    let mut pos = buf.len();
-    let mut v = i.unsigned_abs();
-    loop {
-        pos -= 1;
-        buf[pos] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    if i < 0 {
-        pos -= 1;
-        buf[pos] = b'-';
-    }
-    &buf[pos..]
 }
 
 #[cfg(test)]

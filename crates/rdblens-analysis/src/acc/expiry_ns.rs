@@ -81,6 +81,7 @@ impl Names {
 }
 
 /// A namespace being added: known by id, or by name and hash.
+#[derive(Clone, Copy)]
 pub enum Namespace<'n> {
     Id(u32),
     New(&'n [u8], u64),
@@ -114,24 +115,24 @@ impl ExpiryBucket {
                 return;
             }
         }
-        let (hash, name) = match ns {
+        let key = match ns {
             Namespace::Id(id) => names.order(id),
             Namespace::New(name, hash) => (hash, name),
         };
         // Bottom-k: the position among the kept ones, by (hash, name).
         let pos = self.slots[..len]
             .iter()
-            .position(|s| names.order(s.id) > (hash, name))
+            .position(|s| names.order(s.id) > key)
             .unwrap_or(len);
         if pos == PER_BUCKET {
             self.other_keys += keys;
             self.folded = true;
             return;
         }
-        let name = name.to_vec();
+        // Only a name a bucket keeps is interned.
         let id = match ns {
             Namespace::Id(id) => id,
-            Namespace::New(_, _) => names.intern(&name, hash),
+            Namespace::New(name, hash) => names.intern(name, hash),
         };
         if len == PER_BUCKET {
             let last = self.slots[PER_BUCKET - 1];
