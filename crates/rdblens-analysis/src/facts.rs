@@ -3,7 +3,7 @@
 
 use rdblens_memory::{Encoding, Profile};
 use rdblens_parser::{
-    Element, Entry, NodeInfo, RdbString, Result, Scratch, TypeKind, ValueStats, ValueVisitor,
+    BlobSummary, Element, Entry, NodeInfo, RdbString, Result, Scratch, TypeKind, ValueStats, ValueVisitor,
 };
 
 use crate::limits::{check_limits, LimitCheck};
@@ -80,6 +80,16 @@ impl ValueVisitor for Measure {
     }
     fn scored(&mut self, member: Element<'_>, score: f64) {
         self.stats.scored(member, score)
+    }
+    fn summary_only(&self) -> bool {
+        true
+    }
+    fn summary(&mut self, summary: &BlobSummary) {
+        if self.want_int && summary.elements > 0 {
+            self.all_int = summary.all_int && (self.all_int || !self.seen_member);
+            self.seen_member = true;
+        }
+        self.stats.summary(summary)
     }
     fn field(&mut self, field: Element<'_>, value: Element<'_>, expire_ms: Option<i64>) {
         self.stats.field(field, value, expire_ms)

@@ -6,7 +6,7 @@
 //! (streams aside: their PEL IDs are already materialised by the parser).
 
 use rdblens_parser::{
-    Element, NodeInfo, NodeKind, RdbString, StreamValue, TypeKind, ValueType, ValueVisitor,
+    BlobSummary, Element, NodeInfo, NodeKind, RdbString, StreamValue, TypeKind, ValueType, ValueVisitor,
 };
 
 use crate::compact::{self, Packed, Ziplist, LP_EMPTY};
@@ -157,6 +157,9 @@ pub(crate) struct Collector<'r> {
     want_lpex: bool,
     /// Lists: per-element allocations (linked lists before 3.2 only).
     want_list_alloc: bool,
+    /// The blob announced by the last `node` is kept as stored: only its
+    /// element count and longest element matter (see `keeps_blob`).
+    summarize: bool,
     pub facts: Facts,
 }
 
@@ -199,6 +202,7 @@ impl<'r> Collector<'r> {
             want_zl,
             want_lpex: kind == TypeKind::Hash && rules.hash_ttl && rules.family == Family::Redis,
             want_list_alloc: !rules.quicklist,
+            summarize: false,
             node: None,
             compression: (limits.list_compress_depth > 0)
                 .then(|| Compression::new(limits.list_compress_depth)),
@@ -356,6 +360,31 @@ impl<'r> Collector<'r> {
         list.elements += node.elements;
     }
 
+    /// Whether the target keeps this whole-value blob as stored, so the
+    /// model reads its size and count and no per-element sum: the first arm
+    /// of each estimator in `model` (hash::plain, hash::with_field_ttls,
+    /// set::estimate, zset::estimate). The count is the header's, which the
+    /// walk checks (a blob whose walk disagrees fails to decode).
+    fn keeps_blob(&self, node: &NodeInfo) -> bool {
+        use ValueType::*;
+        let (r, l) = (self.rules, self.limits);
+        let Some(n) = node.header_count else {
+            return false;
+        };
+        match (self.value_type, node.kind) {
+            (HashListpack, NodeKind::Listpack) => r.listpack && n / 2 <= l.hash_max_listpack_entries,
+            (HashZiplist, NodeKind::Ziplist) => !r.listpack && n / 2 <= l.hash_max_listpack_entries,
+            (HashListpackEx | HashListpackExPreGa, NodeKind::Listpack) => {
+                r.hash_ttl && r.family == Family::Redis && n / 3 <= l.hash_max_listpack_entries
+            }
+            (SetIntset, NodeKind::Intset) => n <= l.set_max_intset_entries,
+            (SetListpack, NodeKind::Listpack) => r.set_listpack && n <= l.set_max_listpack_entries,
+            (ZSetListpack, NodeKind::Listpack) => r.listpack && n / 2 <= l.zset_max_listpack_entries,
+            (ZSetZiplist, NodeKind::Ziplist) => !r.listpack && n / 2 <= l.zset_max_listpack_entries,
+            _ => false,
+        }
+    }
+
     // ---- sets and sorted sets ---------------------------------------------
 
     fn set_member(&mut self, e: Element<'_>) {
@@ -458,11 +487,18 @@ impl ValueVisitor for Collector<'_> {
     fn node(&mut self, node: &NodeInfo) {
         use ValueType::*;
         match self.value_type {
-            ListQuicklist | ListQuicklist2 => self.open_list_node(node),
+            ListQuicklist | ListQuicklist2 => {
+                self.open_list_node(node);
+                // A node kept as stored needs only its element count.
+                self.summarize = !self.want_zl
+                    && !self.want_list_alloc
+                    && self.node.is_some_and(|n| !n.want_lp && !n.want_zl);
+            }
             ListZiplist | StreamListpacks | StreamListpacks2 | StreamListpacks3 | StreamListpacks4
             | StreamListpacks5 => {}
             _ => {
                 self.facts.blob = Some((node.kind, node.len as u64));
+                self.summarize = self.keeps_blob(node);
                 if self.value_type.kind() == TypeKind::ZSet && self.facts.count == 0 {
                     // A stored blob of the target's compact encoding is kept
                     // as is (`model::zset::compact_bytes`).
@@ -490,6 +526,19 @@ impl ValueVisitor for Collector<'_> {
 
     fn scored(&mut self, member: Element<'_>, score: f64) {
         self.zset_member(member, score);
+    }
+
+    fn summary_only(&self) -> bool {
+        self.summarize
+    }
+
+    fn summary(&mut self, s: &BlobSummary) {
+        self.facts.count += s.elements;
+        self.facts.max_len = self.facts.max_len.max(s.max_len);
+        self.facts.all_int &= s.all_int;
+        if let Some(node) = self.node.as_mut() {
+            node.elements += s.elements;
+        }
     }
 
     fn field(&mut self, field: Element<'_>, value: Element<'_>, expire_ms: Option<i64>) {

@@ -58,4 +58,4 @@ pub use stream::{
 };
 pub use string::RdbString;
 pub use value::decode::Scratch;
-pub use value::{ArrayItem, NodeInfo, NodeKind, Tee, ValueStats, ValueVisitor};
+pub use value::{ArrayItem, BlobSummary, NodeInfo, NodeKind, Tee, ValueStats, ValueVisitor};

@@ -38,6 +38,24 @@ pub struct NodeInfo {
     pub header_count: Option<u64>,
 }
 
+/// What the elements of one compact blob add up to, for visitors that need
+/// no single element (see [`ValueVisitor::summary_only`]). Counted as the
+/// per-element calls would count them: pairs for hashes and sorted sets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BlobSummary {
+    /// Members, list elements, or pairs.
+    pub elements: u64,
+    /// Longest member, field or value (sorted sets: member), in bytes.
+    pub max_len: u64,
+    /// Sum of the lengths `max_len` is taken over.
+    pub payload: u64,
+    /// Every member or list element is an integer ([`Element::as_int`]);
+    /// true for an empty blob. Always false for hashes and sorted sets.
+    pub all_int: bool,
+    /// Hash fields with an expiry.
+    pub fields_with_expiry: u64,
+}
+
 /// One element of a Redis 8.8 array.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ArrayItem<'b> {
@@ -70,6 +88,16 @@ pub trait ValueVisitor {
     fn array_item(&mut self, _index: u64, _item: ArrayItem<'_>) {}
     /// A Valkey 9.2 path-hash path, before its `fields` fields.
     fn path(&mut self, _path: Element<'_>, _fields: u64) {}
+    /// Asked right after [`ValueVisitor::node`] for a listpack, ziplist or
+    /// intset: `true` hands its elements over as one [`BlobSummary`] instead
+    /// of a call per element. The decoder still walks and checks every
+    /// element; it only skips the calls (most of the cost of a compact
+    /// value whose elements the visitor would merely count).
+    fn summary_only(&self) -> bool {
+        false
+    }
+    /// The elements of the blob announced by the last `node`, summed.
+    fn summary(&mut self, _summary: &BlobSummary) {}
 }
 
 /// Two visitors fed by one decoding pass (so a value is never decoded twice).
@@ -115,5 +143,12 @@ impl<A: ValueVisitor, B: ValueVisitor> ValueVisitor for Tee<'_, A, B> {
     fn path(&mut self, path: Element<'_>, fields: u64) {
         self.0.path(path, fields);
         self.1.path(path, fields);
+    }
+    fn summary_only(&self) -> bool {
+        self.0.summary_only() && self.1.summary_only()
+    }
+    fn summary(&mut self, summary: &BlobSummary) {
+        self.0.summary(summary);
+        self.1.summary(summary);
     }
 }

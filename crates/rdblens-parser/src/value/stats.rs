@@ -1,4 +1,4 @@
-use super::{NodeInfo, ValueVisitor};
+use super::{BlobSummary, NodeInfo, ValueVisitor};
 use crate::element::Element;
 use crate::module::ModuleValue;
 use crate::stream::{StreamId, StreamValue};
@@ -90,6 +90,17 @@ impl ValueVisitor for ValueStats {
             self.element(f.len());
             self.element(v.len());
         }
+    }
+
+    fn summary_only(&self) -> bool {
+        true
+    }
+
+    fn summary(&mut self, s: &BlobSummary) {
+        self.elements += s.elements;
+        self.payload_bytes += s.payload;
+        self.max_element_len = self.max_element_len.max(s.max_len);
+        self.fields_with_expiry += s.fields_with_expiry;
     }
 
     fn module(&mut self, module: &ModuleValue<'_>) {
