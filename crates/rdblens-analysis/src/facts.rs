@@ -1,7 +1,7 @@
 //! What a worker learns about one key: everything the accumulators need,
 //! computed in one decoding pass (plus the memory model's own pass).
 
-use rdblens_memory::{Encoding, Profile};
+use rdblens_memory::{Encoding, Estimator};
 use rdblens_parser::{
     BlobSummary, Element, Entry, NodeInfo, RdbString, Result, Scratch, TypeKind, ValueStats, ValueVisitor,
 };
@@ -112,14 +112,15 @@ impl ValueVisitor for Measure {
 pub fn key_facts<'k>(
     entry: &Entry<'_>,
     key: &'k [u8],
-    profile: &Profile,
+    estimator: &Estimator<'_>,
     scratch: &mut Scratch,
 ) -> Result<KeyFacts<'k>> {
     let mut measure = Measure {
         want_int: entry.kind() == TypeKind::Set,
         ..Measure::default()
     };
-    let estimate = rdblens_memory::estimate_with(entry, profile, scratch, &mut measure)?;
+    let estimate = estimator.estimate_with(entry, scratch, &mut measure)?;
+    let profile = estimator.profile();
     let stats = measure.stats;
     let serialized_bytes = entry.value.len() as u64;
     let limit = check_limits(entry.kind(), estimate.encoding, &stats, measure.all_int, profile);

@@ -11,7 +11,7 @@ use std::sync::mpsc::sync_channel;
 use std::sync::Mutex;
 
 use rayon::iter::{IntoParallelIterator, ParallelIterator};
-use rdblens_memory::Profile;
+use rdblens_memory::{Estimator, Profile};
 use rdblens_parser::{
     ChecksumStatus, Crc64Digest, Entry, Error, Rdb, RdbFile, RdbString, Record, Scratch, TypeKind,
 };
@@ -257,6 +257,7 @@ pub(crate) fn batch_facts(
     batch: &[Record<'_>],
     mut each: impl FnMut(Result<&KeyFacts<'_>, Damage>),
 ) {
+    let estimator = Estimator::new(profile);
     for entry in entries(batch) {
         let key: &[u8] = match entry.key {
             RdbString::Raw(k) => k,
@@ -271,7 +272,7 @@ pub(crate) fn batch_facts(
         if !filter.admits_key(key) {
             continue;
         }
-        match key_facts(entry, key, profile, scratch) {
+        match key_facts(entry, key, &estimator, scratch) {
             Ok(facts) => each(Ok(&facts)),
             Err(e) => each(Err(damage(&e))),
         }
