@@ -467,7 +467,13 @@ fn prefix_aggregation(c: &mut Criterion) {
     let mut scratch = Scratch::new();
     let first = &entries[0];
     let first_key = first.key_bytes().expect("key").into_owned();
-    let template = key_facts(first, &first_key, &profile, &mut scratch).expect("facts");
+    let template = key_facts(
+        first,
+        &first_key,
+        &rdblens_memory::Estimator::new(&profile),
+        &mut scratch,
+    )
+    .expect("facts");
     const KEYS: usize = 100_000;
     let names = key_names(KEYS);
     let facts: Vec<KeyFacts<'_>> = names

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::acc::access::Access;
 use crate::acc::counter::{merge_map, Counter};
 use crate::acc::expiry::ExpiryHistogram;
+use crate::acc::groups::Groups;
 use crate::acc::hist::Histogram;
 use crate::acc::limits::Limits;
 use crate::acc::names::KeyNames;
@@ -93,13 +94,13 @@ pub struct Damage {
 pub struct KeyStats {
     pub totals: Counter,
     pub databases: BTreeMap<u64, Counter>,
-    pub types: BTreeMap<String, Counter>,
+    pub types: Groups<Counter>,
     /// By "type encoding", e.g. "hash listpack" (encoding after load on the target server).
-    pub encodings: BTreeMap<String, Counter>,
+    pub encodings: Groups<Counter>,
     /// By on-disk type name, e.g. "hash_listpack".
-    pub rdb_types: BTreeMap<String, Counter>,
+    pub rdb_types: Groups<Counter>,
     /// Element counts per type.
-    pub elements: BTreeMap<String, Histogram>,
+    pub elements: Groups<Histogram>,
     pub compression: Compression,
     pub limits: Limits,
     pub top: TopSet,
@@ -123,10 +124,10 @@ impl KeyStats {
         KeyStats {
             totals: Counter::default(),
             databases: BTreeMap::new(),
-            types: BTreeMap::new(),
-            encodings: BTreeMap::new(),
-            rdb_types: BTreeMap::new(),
-            elements: BTreeMap::new(),
+            types: Groups::default(),
+            encodings: Groups::default(),
+            rdb_types: Groups::default(),
+            elements: Groups::default(),
             compression: Compression::default(),
             limits: Limits::new(s.top),
             top: TopSet::new(s.top),
@@ -150,26 +151,18 @@ impl KeyStats {
         self.databases.entry(f.db).or_default().add(f);
         // Names are static for all but module types: no allocation per key.
         match &f.module {
-            None => count(&mut self.types, f.kind.name(), f),
-            Some(_) => count(&mut self.types, &f.type_name(), f),
+            None => self.types.slot_static(f.kind.name()).add(f),
+            Some(_) => self.types.slot(&f.type_name()).add(f),
         }
         match type_encoding_name(f.kind, f.encoding) {
-            Some(name) => count(&mut self.encodings, name, f),
-            None => count(
-                &mut self.encodings,
-                &format!("{} {}", f.kind.name(), f.encoding.as_str()),
-                f,
-            ),
+            Some(name) => self.encodings.slot_static(name).add(f),
+            None => self
+                .encodings
+                .slot(&format!("{} {}", f.kind.name(), f.encoding.as_str()))
+                .add(f),
         }
-        count(&mut self.rdb_types, f.rdb_type, f);
-        match self.elements.get_mut(f.kind.name()) {
-            Some(h) => h.add(f.elements),
-            None => {
-                let mut h = Histogram::default();
-                h.add(f.elements);
-                self.elements.insert(f.kind.name().to_string(), h);
-            }
-        }
+        self.rdb_types.slot_static(f.rdb_type).add(f);
+        self.elements.slot_static(f.kind.name()).add(f.elements);
         if f.lzf_stored_bytes > 0 {
             self.compression.compressed_values += 1;
             self.compression.stored_bytes += f.lzf_stored_bytes;
@@ -198,12 +191,10 @@ impl KeyStats {
     pub fn merge(&mut self, o: KeyStats) {
         self.totals.merge(&o.totals);
         merge_map(&mut self.databases, o.databases);
-        merge_map(&mut self.types, o.types);
-        merge_map(&mut self.encodings, o.encodings);
-        merge_map(&mut self.rdb_types, o.rdb_types);
-        for (k, h) in o.elements {
-            self.elements.entry(k).or_default().merge(h);
-        }
+        self.types.merge_with(o.types, |a, b| a.merge(&b));
+        self.encodings.merge_with(o.encodings, |a, b| a.merge(&b));
+        self.rdb_types.merge_with(o.rdb_types, |a, b| a.merge(&b));
+        self.elements.merge_with(o.elements, |a, b| a.merge(b));
         self.compression.compressed_values += o.compression.compressed_values;
         self.compression.stored_bytes += o.compression.stored_bytes;
         self.compression.uncompressed_bytes += o.compression.uncompressed_bytes;
@@ -251,17 +242,6 @@ fn type_encoding_name(kind: TypeKind, encoding: Encoding) -> Option<&'static str
         (K::Module, E::Raw) => "module raw",
         _ => return None,
     })
-}
-
-fn count(map: &mut BTreeMap<String, Counter>, name: &str, f: &KeyFacts<'_>) {
-    match map.get_mut(name) {
-        Some(c) => c.add(f),
-        None => {
-            let mut c = Counter::default();
-            c.add(f);
-            map.insert(name.to_string(), c);
-        }
-    }
 }
 
 /// What a file is, besides its keys.

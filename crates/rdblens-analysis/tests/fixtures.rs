@@ -69,7 +69,13 @@ fn encodings_counts_and_expiries_match_the_oracles() {
         for entry in rdb.entries() {
             let entry = entry.unwrap();
             let key = entry.key_bytes().unwrap();
-            let f = key_facts(&entry, &key, &rdblens_memory::Estimator::new(&profile), &mut scratch).unwrap();
+            let f = key_facts(
+                &entry,
+                &key,
+                &rdblens_memory::Estimator::new(&profile),
+                &mut scratch,
+            )
+            .unwrap();
             let o = &oracle[&(entry.db, key.to_vec())];
             let ctx = format!(
                 "{} db{} {:?}",
@@ -170,7 +176,13 @@ fn merging_partial_summaries_in_any_grouping_gives_the_whole() {
     for (i, entry) in rdb.entries().enumerate() {
         let entry = entry.unwrap();
         let key = entry.key_bytes().unwrap();
-        let f = key_facts(&entry, &key, &rdblens_memory::Estimator::new(&profile), &mut scratch).unwrap();
+        let f = key_facts(
+            &entry,
+            &key,
+            &rdblens_memory::Estimator::new(&profile),
+            &mut scratch,
+        )
+        .unwrap();
         whole.add(&f);
         parts[(i * 7 + i / 5) % 3].add(&f);
     }

@@ -207,8 +207,8 @@ pub struct AuditJson {
     pub rules: Vec<rdblens_audit::RuleSummary>,
 }
 
-fn groups<K: ToString>(map: &std::collections::BTreeMap<K, Counter>) -> Vec<Group<'_>> {
-    map.iter()
+fn groups<'c, K: ToString>(map: impl IntoIterator<Item = (K, &'c Counter)>) -> Vec<Group<'c>> {
+    map.into_iter()
         .map(|(k, c)| Group {
             name: k.to_string(),
             counter: c,

@@ -8,6 +8,7 @@ pub mod bounded;
 pub mod counter;
 pub mod expiry;
 pub mod expiry_ns;
+pub mod groups;
 pub mod hist;
 pub mod limits;
 pub mod names;
