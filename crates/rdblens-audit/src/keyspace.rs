@@ -113,7 +113,7 @@ pub(crate) fn no_ttl(ctx: &Ctx<'_>) -> Outcome {
 pub(crate) fn cold_keys(t: &RuleTally, ctx: &Ctx<'_>) -> Outcome {
     let c = &ctx.cfg.cold_key;
     let mut out = Outcome::from_tally(t, ctx.separator);
-    let by_idle = t.details.contains_key("idle");
+    let by_idle = t.details.get("idle").is_some();
     let (threshold, cause) = if by_idle {
         (
             Quantity::int(c.idle.0, Unit::Seconds),

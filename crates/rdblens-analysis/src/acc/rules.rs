@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::bounded::{BoundedMap, Mergeable};
+use super::groups::Groups;
 use super::top::TopBy;
 use super::Accumulate;
 use crate::facts::KeyFacts;
@@ -162,7 +163,7 @@ pub struct RuleTally {
     pub unlisted: u64,
     pub listed: TopBy<KeyHit>,
     pub namespaces: BoundedMap<NsTally>,
-    pub details: BTreeMap<String, DetailTally>,
+    pub details: Groups<DetailTally>,
 }
 
 impl RuleTally {
@@ -175,7 +176,7 @@ impl RuleTally {
             unlisted: 0,
             listed: TopBy::new(cap),
             namespaces: BoundedMap::new(NAMESPACES_PER_RULE),
-            details: BTreeMap::new(),
+            details: Groups::default(),
         }
     }
 
@@ -205,10 +206,7 @@ impl RuleTally {
         ns.memory += f.memory;
         ns.savings += h.savings.unwrap_or(0);
         if let Some(d) = h.detail {
-            let t = match self.details.get_mut(d) {
-                Some(t) => t,
-                None => self.details.entry(d.to_string()).or_default(),
-            };
+            let t = self.details.slot_static(d);
             t.keys += 1;
             t.memory += f.memory;
             if let Some(saved) = h.savings {
@@ -233,14 +231,13 @@ impl RuleTally {
         self.unlisted += o.unlisted;
         self.listed.merge(o.listed);
         self.namespaces.merge(o.namespaces);
-        for (d, t) in o.details {
-            let mine = self.details.entry(d).or_default();
+        self.details.merge_with(o.details, |mine, t| {
             mine.keys += t.keys;
             mine.memory += t.memory;
             mine.savings += t.savings;
             mine.fixable_keys += t.fixable_keys;
             mine.fixable_max_measured = mine.fixable_max_measured.max(t.fixable_max_measured);
-        }
+        });
     }
 }
 
