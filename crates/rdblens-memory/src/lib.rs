@@ -75,7 +75,7 @@ pub use limits::Limits;
 pub use profile::Profile;
 pub use version::{Family, ServerVersion};
 
-use rdblens_parser::{Entry, Result, Scratch, Tee, ValueVisitor};
+use rdblens_parser::{Entry, Result, Scratch, Tee, ValueType, ValueVisitor};
 
 /// The estimate for one key on one target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -141,28 +141,46 @@ impl<'p> Estimator<'p> {
         scratch: &mut Scratch,
         also: &mut V,
     ) -> Result<Estimate> {
-        let rules = &self.rules;
-        let limits = &self.profile.limits;
-        let mut collector = visitor::Collector::new(rules, limits, entry.value_type, entry.format().version);
+        if entry.value_type == ValueType::String {
+            // Most keys of most dumps: no collector, no visit, no facts of
+            // collections to set up (those were a fifth of a string key's cost).
+            if let Some(s) = entry.string()? {
+                also.string(s);
+                let ctx = self.ctx(entry);
+                return Ok(self.finish(model::string::of(Some(visitor::StringFacts::of(s)), &ctx), &ctx));
+            }
+        }
+        let mut collector = visitor::Collector::new(
+            &self.rules,
+            &self.profile.limits,
+            entry.value_type,
+            entry.format().version,
+        );
         entry.visit_with(scratch, &mut Tee(&mut collector, also))?;
         let facts = collector.finish();
+        let ctx = self.ctx(entry);
+        Ok(self.finish(model::value(&facts, &ctx), &ctx))
+    }
 
+    fn ctx(&self, entry: &Entry<'_>) -> model::Ctx<'_> {
         let key_len = entry.key.len() as u64;
         let ttl = entry.expiry.is_some();
-        let ctx = model::Ctx {
-            rules,
-            limits,
+        model::Ctx {
+            rules: &self.rules,
+            limits: &self.profile.limits,
             value_type: entry.value_type,
             key_len,
             ttl,
-            header: model::object_header(rules, key_len, ttl),
-        };
-        let value = model::value(&facts, &ctx);
-        Ok(Estimate {
+            header: model::object_header(&self.rules, key_len, ttl),
+        }
+    }
+
+    fn finish(&self, value: model::Value, ctx: &model::Ctx<'_>) -> Estimate {
+        Estimate {
             encoding: value.encoding,
-            memory: value.object.map(|o| model::memory_usage(o, &ctx)),
-            compact_memory: value.compact.map(|o| model::memory_usage(o, &ctx)),
-            keyspace_overhead: model::keyspace::overhead(&ctx),
-        })
+            memory: value.object.map(|o| model::memory_usage(o, ctx)),
+            compact_memory: value.compact.map(|o| model::memory_usage(o, ctx)),
+            keyspace_overhead: model::keyspace::overhead(ctx),
+        }
     }
 }

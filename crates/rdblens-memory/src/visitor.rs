@@ -26,6 +26,22 @@ pub(crate) struct StringFacts {
     pub int: bool,
 }
 
+impl StringFacts {
+    pub fn of(value: RdbString<'_>) -> StringFacts {
+        let len = value.len() as u64;
+        let int = match value {
+            RdbString::Int(_) => true,
+            RdbString::Raw(b) => rdblens_parser::parse_canonical_int(b).is_some(),
+            // Writers compress only strings over 20 bytes; an i64 has at most 20.
+            RdbString::Lzf { len, .. } if len > 20 => false,
+            RdbString::Lzf { .. } => value
+                .to_cow()
+                .is_ok_and(|b| rdblens_parser::parse_canonical_int(&b).is_some()),
+        };
+        StringFacts { len, int }
+    }
+}
+
 /// The quicklist the target builds, node by node.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct ListFacts {
@@ -471,17 +487,7 @@ fn compressed_delta(r: &Rules, bytes: u64, lzf: u64) -> i64 {
 
 impl ValueVisitor for Collector<'_> {
     fn string(&mut self, value: RdbString<'_>) {
-        let len = value.len() as u64;
-        let int = match value {
-            RdbString::Int(_) => true,
-            RdbString::Raw(b) => rdblens_parser::parse_canonical_int(b).is_some(),
-            // Writers compress only strings over 20 bytes; an i64 has at most 20.
-            RdbString::Lzf { len, .. } if len > 20 => false,
-            RdbString::Lzf { .. } => value
-                .to_cow()
-                .is_ok_and(|b| rdblens_parser::parse_canonical_int(&b).is_some()),
-        };
-        self.facts.string = Some(StringFacts { len, int });
+        self.facts.string = Some(StringFacts::of(value));
     }
 
     fn node(&mut self, node: &NodeInfo) {

@@ -7,11 +7,16 @@ use super::{Ctx, Value};
 use crate::encoding::Encoding;
 use crate::rules::Era;
 use crate::sds;
-use crate::visitor::Facts;
+use crate::visitor::{Facts, StringFacts};
 
 pub(crate) fn estimate(facts: &Facts, ctx: &Ctx<'_>) -> Value {
+    of(facts.string, ctx)
+}
+
+/// The estimate of a string value from its facts alone.
+pub(crate) fn of(string: Option<StringFacts>, ctx: &Ctx<'_>) -> Value {
     let r = ctx.rules;
-    let Some(s) = facts.string else {
+    let Some(s) = string else {
         return Value::new(Encoding::Raw, ctx.header as f64);
     };
     if s.int {
