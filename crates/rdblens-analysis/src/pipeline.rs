@@ -82,14 +82,21 @@ pub(crate) struct WalkOutcome {
     error: Option<Error>,
 }
 
-/// Hashes the file for the trailer checksum as the walker goes, so the
-/// bytes are read once, while they are in cache, and the file need not be
-/// read again at the end (its pages may have been released by then).
+/// Hashes the file for the trailer checksum a little ahead of the walker.
+/// The hash reads every byte in order, which the CPU prefetches well; the
+/// walker reads one header per entry and skips the values, and each header
+/// it reached cold was a cache miss (two fifths of the walker's time). Run
+/// ahead, the hash leaves the next headers and values in cache for the
+/// walker and the workers, and the file is never read a second time at the
+/// end (its pages may have been released by then).
 struct RunningCrc<'a> {
     data: &'a [u8],
     digest: Crc64Digest,
     hashed: usize,
 }
+
+/// How far ahead of the walker the checksum runs: well inside a core's L2.
+const CRC_LOOKAHEAD: usize = 256 << 10;
 
 impl RunningCrc<'_> {
     fn upto(&mut self, end: usize) {
@@ -98,6 +105,28 @@ impl RunningCrc<'_> {
             self.digest.update(&self.data[self.hashed..end]);
             self.hashed = end;
         }
+    }
+
+    /// Keeps the hash [`CRC_LOOKAHEAD`] ahead of `pos`, in steps of half
+    /// that, short of the 8-byte checksum a file ends with: the checksum
+    /// covers everything before it.
+    #[inline]
+    fn ahead_of(&mut self, pos: usize) {
+        if pos + CRC_LOOKAHEAD / 2 > self.hashed {
+            let trailer = self.data.len().saturating_sub(8);
+            self.upto((pos + CRC_LOOKAHEAD).min(trailer));
+        }
+    }
+
+    /// The checksum of the bytes before `end`. The hash may have run past
+    /// `end` only when bytes follow the trailer (then it starts over).
+    fn finish_at(&mut self, end: usize) -> u64 {
+        if self.hashed > end {
+            self.digest = Crc64Digest::new();
+            self.hashed = 0;
+        }
+        self.upto(end);
+        std::mem::take(&mut self.digest).finish()
     }
 }
 
@@ -154,6 +183,7 @@ pub(crate) fn walk<'a>(
     };
     loop {
         // Kept in its Option until pushed: each rebinding was a memcpy.
+        crc.ahead_of(records.offset() as usize);
         let next = records.next();
         let Some(record) = &next else { break };
         if let Some(p) = progress {
@@ -202,10 +232,7 @@ pub(crate) fn walk<'a>(
             Ok(Record::Function { .. }) | Ok(Record::FunctionPreGa { .. }) => out.functions += 1,
             Ok(Record::ModuleAux(_)) => out.module_aux += 1,
             Ok(Record::Eof(eof)) => {
-                let status = rdb.checksum_status_with(eof, || {
-                    crc.upto(rdb.checksum_end(eof));
-                    std::mem::take(&mut crc.digest).finish()
-                });
+                let status = rdb.checksum_status_with(eof, || crc.finish_at(rdb.checksum_end(eof)));
                 if let ChecksumStatus::Mismatch { stored, computed } = status {
                     out.warnings.push(format!(
                         "checksum mismatch: the file stores 0x{stored:016x}, its bytes hash to \
