@@ -487,6 +487,8 @@ fn analyze(
     } else {
         parallel(&p, opts, releaser)
     };
+    let mut stats = stats;
+    stats.finish();
     let settings = p.settings.clone();
     Ok(Summary {
         summary_version: SUMMARY_VERSION,

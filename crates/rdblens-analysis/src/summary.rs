@@ -181,6 +181,12 @@ impl KeyStats {
         self.rules.add_shaped(f, &shape);
     }
 
+    /// Completes what `add` buffers (the expiry histogram's pending keys);
+    /// call once the keys are added, before reading. Merging does it too.
+    pub fn finish(&mut self) {
+        self.expiry.flush();
+    }
+
     pub fn add_damage(&mut self, d: Damage) {
         self.damaged_keys += 1;
         self.damage.push(d);

@@ -282,6 +282,7 @@ fn a_huge_keyspace_stays_bounded_and_exact_where_it_matters() {
     let [mut a, b] = parts;
     a.merge(b);
     assert_eq!(a, whole, "split and merged equals whole");
+    whole.finish();
     let root = &whole.prefixes.root;
     assert!(root.entries.len() <= 512);
     // "user" is one namespace with exact totals; its 60,000 ids are folded.

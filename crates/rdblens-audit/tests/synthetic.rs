@@ -47,7 +47,8 @@ fn facts(db: u64, key: &[u8], memory: u64, expiry_ms: Option<i64>) -> KeyFacts<'
     }
 }
 
-fn summary(s: Settings, keys: KeyStats) -> Summary {
+fn summary(s: Settings, mut keys: KeyStats) -> Summary {
+    keys.finish();
     Summary {
         summary_version: SUMMARY_VERSION,
         settings: s,

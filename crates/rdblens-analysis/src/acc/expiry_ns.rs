@@ -52,7 +52,7 @@ impl Names {
         self.index.get(name).copied()
     }
 
-    fn intern(&mut self, name: &[u8], hash: u64) -> u32 {
+    pub(crate) fn intern(&mut self, name: &[u8], hash: u64) -> u32 {
         if let Some(id) = self.get(name) {
             return id;
         }
