@@ -33,6 +33,7 @@ pub mod rules;
 pub mod shard;
 pub mod slot;
 mod summary;
+mod walker;
 
 pub use facts::{key_facts, KeyFacts};
 pub use filter::{glob_match, KeyFilter};

@@ -1,0 +1,259 @@
+//! Finds where entries start and end (cheap: lengths are prefixed) and
+//! hands them out in batches, hashing the file for its checksum on the way.
+//!
+//! Pulled, not pushed: workers take turns calling [`Walker::next_batch`]
+//! under a lock and then decode the batch they walked, on the core whose
+//! cache the walk (and the checksum running ahead of it) has just filled.
+//! A walker thread of its own handed every batch to another core and added
+//! a third busy thread to two cores.
+
+use rdblens_parser::{ChecksumStatus, Crc64Digest, Entry, Error, Rdb, Record, Records, TypeKind};
+
+use crate::filter::KeyFilter;
+use crate::options::Progress;
+use crate::pipeline::Batch;
+use crate::release::Releaser;
+
+/// Bytes of values per batch: big values travel in small batches.
+const BATCH_BYTES: usize = 4 << 20;
+
+/// The progress hook is called at most once per this many bytes walked.
+const PROGRESS_STEP: u64 = 4 << 20;
+
+/// What the walker learns besides the entries.
+#[derive(Default)]
+pub(crate) struct WalkOutcome {
+    pub keys: u64,
+    pub functions: u64,
+    pub module_aux: u64,
+    pub checksum: String,
+    /// Problems that did not stop the walk (a checksum mismatch).
+    pub warnings: Vec<String>,
+    pub error: Option<Error>,
+}
+
+/// Hashes the file for the trailer checksum a little ahead of the walker.
+/// The hash reads every byte in order, which the CPU prefetches well; the
+/// walker reads one header per entry and skips the values, and each header
+/// it reached cold was a cache miss (two fifths of the walker's time). Run
+/// ahead, the hash leaves the next headers and values in cache for the
+/// walker and the workers, and the file is never read a second time at the
+/// end (its pages may have been released by then).
+struct RunningCrc<'a> {
+    data: &'a [u8],
+    digest: Crc64Digest,
+    hashed: usize,
+}
+
+/// How far ahead of the walker the checksum runs: well inside a core's L2.
+const CRC_LOOKAHEAD: usize = 256 << 10;
+
+impl RunningCrc<'_> {
+    fn upto(&mut self, end: usize) {
+        let end = end.min(self.data.len());
+        if end > self.hashed {
+            self.digest.update(&self.data[self.hashed..end]);
+            self.hashed = end;
+        }
+    }
+
+    /// Keeps the hash [`CRC_LOOKAHEAD`] ahead of `pos`, in steps of half
+    /// that, short of the 8-byte checksum a file ends with: the checksum
+    /// covers everything before it.
+    #[inline]
+    fn ahead_of(&mut self, pos: usize) {
+        if pos + CRC_LOOKAHEAD / 2 > self.hashed {
+            let trailer = self.data.len().saturating_sub(8);
+            self.upto((pos + CRC_LOOKAHEAD).min(trailer));
+        }
+    }
+
+    /// The checksum of the bytes before `end`. The hash may have run past
+    /// `end` only when bytes follow the trailer (then it starts over).
+    fn finish_at(&mut self, end: usize) -> u64 {
+        if self.hashed > end {
+            self.digest = Crc64Digest::new();
+            self.hashed = 0;
+        }
+        self.upto(end);
+        std::mem::take(&mut self.digest).finish()
+    }
+}
+
+/// The bytes of a huge string value: workers never read them (a string's
+/// length, LZF header included, is all the analysis needs), so once hashed
+/// they can be released while the entry is still in flight. Without this a
+/// dump holding one 1 GB string kept all of it resident.
+fn unread_value(e: &Entry<'_>) -> Option<(u64, u64)> {
+    let len = e.value.len() as u64;
+    (e.kind() == TypeKind::String && len >= crate::release::STEP)
+        .then(|| (e.value_offset, e.value_offset + len))
+}
+
+/// One pass over a file's records, a batch at a time.
+pub(crate) struct Walker<'a, 'w> {
+    rdb: &'w Rdb<'a>,
+    records: Records<'a>,
+    crc: RunningCrc<'a>,
+    batch_entries: usize,
+    filter: &'w KeyFilter,
+    progress: Option<&'w Progress>,
+    releaser: Option<&'w Releaser<'w>>,
+    next_report: u64,
+    out: WalkOutcome,
+    done: bool,
+}
+
+impl<'a, 'w> Walker<'a, 'w> {
+    pub fn new(
+        rdb: &'w Rdb<'a>,
+        batch_entries: usize,
+        filter: &'w KeyFilter,
+        progress: Option<&'w Progress>,
+        releaser: Option<&'w Releaser<'w>>,
+    ) -> Self {
+        Walker {
+            rdb,
+            records: rdb.records(),
+            crc: RunningCrc {
+                data: rdb.data(),
+                digest: Crc64Digest::new(),
+                hashed: 0,
+            },
+            batch_entries: batch_entries.max(1),
+            filter,
+            progress,
+            releaser,
+            next_report: PROGRESS_STEP,
+            out: WalkOutcome {
+                checksum: "unknown".into(),
+                ..WalkOutcome::default()
+            },
+            done: false,
+        }
+    }
+
+    /// The next batch of entries the filter admits; `None` once the file
+    /// has ended (or stopped at damage, see [`Self::finish`]).
+    pub fn next_batch(&mut self) -> Option<Batch<'a>> {
+        if self.done {
+            return None;
+        }
+        let mut batch = Vec::with_capacity(self.batch_entries);
+        let mut batch_bytes = 0;
+        loop {
+            // Kept in its Option until pushed: each rebinding was a memcpy.
+            self.crc.ahead_of(self.records.offset() as usize);
+            let next = self.records.next();
+            let Some(record) = &next else {
+                self.done = true;
+                break;
+            };
+            if let Some(p) = self.progress {
+                if self.records.offset() >= self.next_report {
+                    p.report(self.records.offset());
+                    self.next_report = self.records.offset() + PROGRESS_STEP;
+                }
+            }
+            if let Ok(Record::Entry(e)) = record {
+                self.out.keys += 1;
+                if !self.filter.admits_entry(e) {
+                    continue;
+                }
+                if let (Some(r), true) = (self.releaser, batch.is_empty()) {
+                    r.batch_started(e.offset);
+                }
+                batch_bytes += e.value.len();
+                if let (Some((start, end)), Some(r)) = (unread_value(e), self.releaser) {
+                    // Hashed a step at a time, each step released at once: the
+                    // value is never resident as a whole.
+                    let mut pos = start;
+                    while pos < end {
+                        let step = (pos + crate::release::STEP).min(end);
+                        self.crc.upto(step as usize);
+                        r.release_unread(pos, step);
+                        pos = step;
+                    }
+                }
+                if let Some(Ok(record)) = next {
+                    batch.push(record);
+                }
+                if batch.len() >= self.batch_entries || batch_bytes >= BATCH_BYTES {
+                    let offset = self.records.offset();
+                    self.crc.upto(offset as usize);
+                    if let Some(r) = self.releaser {
+                        // The batch is registered in flight: nothing of it goes.
+                        r.walked_to(offset);
+                    }
+                    return Some(batch);
+                }
+                continue;
+            }
+            self.other_record(record);
+            if self.done {
+                break;
+            }
+        }
+        (!batch.is_empty()).then_some(batch)
+    }
+
+    fn other_record(&mut self, record: &rdblens_parser::Result<Record<'a>>) {
+        let out = &mut self.out;
+        match record {
+            Ok(Record::Function { .. }) | Ok(Record::FunctionPreGa { .. }) => out.functions += 1,
+            Ok(Record::ModuleAux(_)) => out.module_aux += 1,
+            Ok(Record::Eof(eof)) => {
+                let (rdb, crc) = (self.rdb, &mut self.crc);
+                let status = rdb.checksum_status_with(eof, || crc.finish_at(rdb.checksum_end(eof)));
+                if let ChecksumStatus::Mismatch { stored, computed } = status {
+                    out.warnings.push(format!(
+                        "checksum mismatch: the file stores 0x{stored:016x}, its bytes hash to \
+                         0x{computed:016x}: the file is damaged and some figures may be wrong"
+                    ));
+                }
+                out.checksum = match status {
+                    ChecksumStatus::Valid(_) => "valid",
+                    ChecksumStatus::Mismatch { .. } => "mismatch",
+                    ChecksumStatus::Disabled => "disabled",
+                    ChecksumStatus::Absent => "absent",
+                }
+                .into();
+            }
+            Ok(_) => {}
+            Err(e) => {
+                out.error = Some(e.clone());
+                self.done = true;
+            }
+        }
+    }
+
+    /// What the walk found besides the entries; ends the progress bar.
+    pub fn finish(self) -> WalkOutcome {
+        if let Some(p) = self.progress {
+            // A complete walk ends the bar at the file size (trailing bytes included).
+            p.report(match self.out.error {
+                Some(_) => self.records.offset(),
+                None => self.rdb.data().len() as u64,
+            });
+        }
+        self.out
+    }
+}
+
+/// Walks the whole file, handing each batch to `send` until it returns false.
+pub(crate) fn walk<'a>(
+    rdb: &Rdb<'a>,
+    batch_entries: usize,
+    filter: &KeyFilter,
+    progress: Option<&Progress>,
+    releaser: Option<&Releaser<'_>>,
+    mut send: impl FnMut(Batch<'a>) -> bool,
+) -> WalkOutcome {
+    let mut walker = Walker::new(rdb, batch_entries, filter, progress, releaser);
+    while let Some(batch) = walker.next_batch() {
+        if !send(batch) {
+            break;
+        }
+    }
+    walker.finish()
+}
