@@ -1,9 +1,9 @@
 //! Parallel analysis of RDB snapshots.
 //!
-//! [`analyze_bytes`] walks a mapped dump once: the walker thread only finds
-//! entry boundaries and hands batches to rayon workers, which decode values,
-//! estimate memory ([`rdblens_memory`]) and fold [`KeyFacts`] into
-//! accumulators. Every accumulator merges associatively and commutatively,
+//! [`analyze_bytes`] walks a mapped dump once: rayon workers take turns at
+//! the walker, which only finds entry boundaries, and each decodes the
+//! batch it walked, estimates memory ([`rdblens_memory`]) and folds
+//! [`KeyFacts`] into its own accumulators. Every accumulator merges associatively and commutatively,
 //! so the [`Summary`] is the same for any thread count, and summaries of
 //! several files (the shards of a cluster) merge into one.
 //!

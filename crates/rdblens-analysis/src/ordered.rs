@@ -1,7 +1,7 @@
 //! One record per key, in file order, decoded in parallel with bounded memory.
 //!
-//! The walker thread sends batches of entries over a bounded channel, as for
-//! [`crate::analyze_bytes`]. A decoder thread takes them a wave at a time
+//! A walker thread sends batches of entries over a bounded channel (the
+//! walker of [`crate::analyze_bytes`], pushed instead of pulled). A decoder thread takes them a wave at a time
 //! (a few batches per worker), decodes the wave on the rayon pool and
 //! collects the results in batch order, so order is kept without a reorder
 //! buffer. The caller's thread consumes one wave while the next is decoded.

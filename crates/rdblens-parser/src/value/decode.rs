@@ -215,53 +215,79 @@ fn ends_early(pos: usize, what: &str) -> BlobError {
     }
 }
 
-/// Groups a blob's flat elements by role: members, (member, score) pairs,
-/// (field, value) pairs or (field, value, expiry) triples.
+/// One member, (member, score) pair, or (field, value, expiry) triple.
+enum Group<'b> {
+    Member(Element<'b>),
+    Scored(Element<'b>, f64),
+    Field(Element<'b>, Element<'b>, Option<i64>),
+}
+
+/// Reads the rest of the group `first` opens, as `role` lays them out.
+/// Inlined into both loops: as a call, a report took 10% more cycles.
+#[inline(always)]
+fn group<'b, I>(role: BlobRole, first: Element<'b>, it: &mut I, len: usize) -> BlobResult<Group<'b>>
+where
+    I: Iterator<Item = BlobResult<Element<'b>>>,
+{
+    use BlobRole::*;
+    Ok(match role {
+        ZSetZiplist | ZSetListpack => {
+            let score = it
+                .next()
+                .ok_or_else(|| ends_early(len, "a member/score pair"))??;
+            Group::Scored(first, score_of(score).ok_or_else(|| bad_score(len, score))?)
+        }
+        HashZiplist | HashListpack => {
+            let value = it.next().ok_or_else(|| ends_early(len, "a field/value pair"))??;
+            Group::Field(first, value, None)
+        }
+        HashListpackEx => {
+            let value = it
+                .next()
+                .ok_or_else(|| ends_early(len, "a field/value/expiry triple"))??;
+            let ttl = it
+                .next()
+                .ok_or_else(|| ends_early(len, "a field/value/expiry triple"))??;
+            let ttl = ttl.as_int().ok_or_else(|| BlobError {
+                pos: len,
+                kind: ErrorKind::BadValue("hash field expiry is not an integer".into()),
+            })?;
+            Group::Field(first, value, (ttl != 0).then_some(ttl))
+        }
+        _ => Group::Member(first),
+    })
+}
+
+/// Hands a blob's elements to `v` grouped by role: members, (member, score)
+/// pairs or (field, value, expiry) triples.
 fn elements<'b, I, V>(role: BlobRole, mut it: I, len: usize, v: &mut V) -> BlobResult<()>
 where
     I: Iterator<Item = BlobResult<Element<'b>>>,
     V: ValueVisitor,
 {
-    use BlobRole::*;
     while let Some(first) = it.next() {
-        let first = first?;
-        match role {
-            ZSetZiplist | ZSetListpack => {
-                let score = it
-                    .next()
-                    .ok_or_else(|| ends_early(len, "a member/score pair"))??;
-                v.scored(first, score_of(score).ok_or_else(|| bad_score(len, score))?);
-            }
-            HashZiplist | HashListpack => {
-                let value = it.next().ok_or_else(|| ends_early(len, "a field/value pair"))??;
-                v.field(first, value, None);
-            }
-            HashListpackEx => {
-                let value = it
-                    .next()
-                    .ok_or_else(|| ends_early(len, "a field/value/expiry triple"))??;
-                let ttl = it
-                    .next()
-                    .ok_or_else(|| ends_early(len, "a field/value/expiry triple"))??;
-                let ttl = ttl.as_int().ok_or_else(|| BlobError {
-                    pos: len,
-                    kind: ErrorKind::BadValue("hash field expiry is not an integer".into()),
-                })?;
-                v.field(first, value, (ttl != 0).then_some(ttl));
-            }
-            _ => v.member(first),
+        match group(role, first?, &mut it, len)? {
+            Group::Member(m) => v.member(m),
+            Group::Scored(m, score) => v.scored(m, score),
+            Group::Field(f, value, expire_ms) => v.field(f, value, expire_ms),
         }
     }
     Ok(())
 }
 
-/// The grouping of [`elements`], summed instead of handed out one call at a
-/// time, with the same checks in the same order: a blob fails the same way
+/// The groups of [`elements`], summed instead of handed out one call at a
+/// time: the same checks in the same order, so a blob fails the same way
 /// on either path.
 fn summarize<'b, I>(role: BlobRole, mut it: I, len: usize) -> BlobResult<BlobSummary>
 where
     I: Iterator<Item = BlobResult<Element<'b>>>,
 {
+    #[inline(always)]
+    fn add(s: &mut BlobSummary, e: Element<'_>) {
+        let l = e.len() as u64;
+        s.payload += l;
+        s.max_len = s.max_len.max(l);
+    }
     use BlobRole::*;
     let mut s = BlobSummary {
         all_int: !matches!(
@@ -270,45 +296,20 @@ where
         ),
         ..BlobSummary::default()
     };
-    #[inline(always)]
-    fn add(s: &mut BlobSummary, e: Element<'_>) {
-        let l = e.len() as u64;
-        s.payload += l;
-        s.max_len = s.max_len.max(l);
-    }
     while let Some(first) = it.next() {
-        let first = first?;
         s.elements += 1;
-        add(&mut s, first);
-        match role {
-            ZSetZiplist | ZSetListpack => {
-                let score = it
-                    .next()
-                    .ok_or_else(|| ends_early(len, "a member/score pair"))??;
-                score_of(score).ok_or_else(|| bad_score(len, score))?;
-            }
-            HashZiplist | HashListpack => {
-                let value = it.next().ok_or_else(|| ends_early(len, "a field/value pair"))??;
-                add(&mut s, value);
-            }
-            HashListpackEx => {
-                let value = it
-                    .next()
-                    .ok_or_else(|| ends_early(len, "a field/value/expiry triple"))??;
-                let ttl = it
-                    .next()
-                    .ok_or_else(|| ends_early(len, "a field/value/expiry triple"))??;
-                let ttl = ttl.as_int().ok_or_else(|| BlobError {
-                    pos: len,
-                    kind: ErrorKind::BadValue("hash field expiry is not an integer".into()),
-                })?;
-                add(&mut s, value);
-                s.fields_with_expiry += u64::from(ttl != 0);
-            }
-            _ => {
+        match group(role, first?, &mut it, len)? {
+            Group::Member(m) => {
+                add(&mut s, m);
                 if s.all_int {
-                    s.all_int = first.as_int().is_some();
+                    s.all_int = m.as_int().is_some();
                 }
+            }
+            Group::Scored(m, _) => add(&mut s, m),
+            Group::Field(f, value, expire_ms) => {
+                add(&mut s, f);
+                add(&mut s, value);
+                s.fields_with_expiry += u64::from(expire_ms.is_some());
             }
         }
     }
