@@ -290,7 +290,7 @@ fn analyze(
         opts.progress.as_ref(),
         releaser,
     );
-    let stats = if p.threads == 1 {
+    let mut stats = if p.threads == 1 {
         // One thread does it all: a second one would only add hand-offs
         // (and a second busy core to `--threads 1`).
         let mut worker = Worker::new(&p.settings);
@@ -302,7 +302,6 @@ fn analyze(
         parallel(&p, opts, releaser, &mut walker)
     };
     let outcome = walker.finish();
-    let mut stats = stats;
     stats.finish();
     let settings = p.settings.clone();
     Ok(Summary {

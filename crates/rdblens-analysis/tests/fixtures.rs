@@ -64,18 +64,13 @@ fn encodings_counts_and_expiries_match_the_oracles() {
         let data = std::fs::read(&path).unwrap();
         let rdb = Rdb::new(&data).unwrap();
         let profile = profile_for(&rdb, &aux(&rdb), &Options::default());
+        let estimator = rdblens_memory::Estimator::new(&profile);
         let oracle = oracle(&path);
         let mut scratch = Scratch::new();
         for entry in rdb.entries() {
             let entry = entry.unwrap();
             let key = entry.key_bytes().unwrap();
-            let f = key_facts(
-                &entry,
-                &key,
-                &rdblens_memory::Estimator::new(&profile),
-                &mut scratch,
-            )
-            .unwrap();
+            let f = key_facts(&entry, &key, &estimator, &mut scratch).unwrap();
             let o = &oracle[&(entry.db, key.to_vec())];
             let ctx = format!(
                 "{} db{} {:?}",
@@ -169,6 +164,7 @@ fn merging_partial_summaries_in_any_grouping_gives_the_whole() {
     let data = std::fs::read(&path).unwrap();
     let rdb = Rdb::new(&data).unwrap();
     let profile = profile_for(&rdb, &aux(&rdb), &Options::default());
+    let estimator = rdblens_memory::Estimator::new(&profile);
     let settings = analyze(&path, 1, 2048).settings;
     let mut parts: Vec<KeyStats> = (0..3).map(|_| KeyStats::new(&settings)).collect();
     let mut whole = KeyStats::new(&settings);
@@ -176,13 +172,7 @@ fn merging_partial_summaries_in_any_grouping_gives_the_whole() {
     for (i, entry) in rdb.entries().enumerate() {
         let entry = entry.unwrap();
         let key = entry.key_bytes().unwrap();
-        let f = key_facts(
-            &entry,
-            &key,
-            &rdblens_memory::Estimator::new(&profile),
-            &mut scratch,
-        )
-        .unwrap();
+        let f = key_facts(&entry, &key, &estimator, &mut scratch).unwrap();
         whole.add(&f);
         parts[(i * 7 + i / 5) % 3].add(&f);
     }

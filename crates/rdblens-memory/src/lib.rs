@@ -75,7 +75,7 @@ pub use limits::Limits;
 pub use profile::Profile;
 pub use version::{Family, ServerVersion};
 
-use rdblens_parser::{Entry, Result, Scratch, Tee, ValueType, ValueVisitor};
+use rdblens_parser::{Entry, Result, Scratch, Tee, ValueVisitor};
 
 /// The estimate for one key on one target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -141,14 +141,12 @@ impl<'p> Estimator<'p> {
         scratch: &mut Scratch,
         also: &mut V,
     ) -> Result<Estimate> {
-        if entry.value_type == ValueType::String {
-            // Most keys of most dumps: no collector, no visit, no facts of
-            // collections to set up (those were a fifth of a string key's cost).
-            if let Some(s) = entry.string()? {
-                also.string(s);
-                let ctx = self.ctx(entry);
-                return Ok(self.finish(model::string::of(Some(visitor::StringFacts::of(s)), &ctx), &ctx));
-            }
+        // Most keys of most dumps: no collector, no visit, no facts of
+        // collections to set up (those were a fifth of a string key's cost).
+        if let Some(s) = entry.string()? {
+            also.string(s);
+            let ctx = self.ctx(entry);
+            return Ok(self.finish(model::string::of(Some(visitor::StringFacts::of(s)), &ctx), &ctx));
         }
         let mut collector = visitor::Collector::new(
             &self.rules,

@@ -418,21 +418,23 @@ fn change(old: u64, delta: i64) -> String {
     format!("{:+.1}%", delta as f64 * 100.0 / old as f64)
 }
 
+/// Columns of a table of groups before and after.
+fn old_new_header(label: &str) -> [&str; 8] {
+    [
+        label,
+        "keys old",
+        "keys new",
+        "change",
+        "memory old",
+        "memory new",
+        "change",
+        "",
+    ]
+}
+
 fn group_table(out: &mut String, opts: &ReportOptions, title: &str, label: &str, rows: &[GroupDiff]) {
     heading(out, title);
-    let mut t = table(
-        opts,
-        &[
-            label,
-            "keys old",
-            "keys new",
-            "change",
-            "memory old",
-            "memory new",
-            "change",
-            "",
-        ],
-    );
+    let mut t = table(opts, &old_new_header(label));
     for r in rows {
         t.add_row(vec![
             Cell::new(&r.name),
@@ -488,19 +490,7 @@ pub fn to_table(old: &Summary, new: &Summary, opts: &ReportOptions) -> String {
     if d.namespaces.is_empty() {
         let _ = writeln!(out, "no namespace changed");
     } else {
-        let mut t = table(
-            opts,
-            &[
-                "prefix",
-                "keys old",
-                "keys new",
-                "change",
-                "memory old",
-                "memory new",
-                "change",
-                "",
-            ],
-        );
+        let mut t = table(opts, &old_new_header("prefix"));
         let unknown = || "?".to_string();
         for r in d.namespaces.iter().take(opts.top) {
             let indent = if r.level > 1 { "  " } else { "" };

@@ -124,9 +124,7 @@ impl ExpiryHistogram {
                 b.add_namespace(&mut self.names, Namespace::Id(p.ns), 1);
                 i += 1;
             }
-            while self.buckets.len() > self.cap && self.resolution + 1 < RESOLUTIONS_MS.len() {
-                self.coarsen_to(self.resolution + 1);
-            }
+            self.coarsen_to_cap();
         }
         pending.clear();
         // The buffer is kept for the next keys.
@@ -150,10 +148,15 @@ impl ExpiryHistogram {
     }
 
     fn fit(&mut self) {
+        self.coarsen_to_cap();
+        self.compact_names();
+    }
+
+    /// Coarsens until the buckets fit the cap (or the widest resolution).
+    fn coarsen_to_cap(&mut self) {
         while self.buckets.len() > self.cap && self.resolution + 1 < RESOLUTIONS_MS.len() {
             self.coarsen_to(self.resolution + 1);
         }
-        self.compact_names();
     }
 
     /// Drops names no bucket keeps any more (bounded by the buckets'

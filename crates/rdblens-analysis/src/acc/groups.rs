@@ -67,7 +67,7 @@ impl<V: Default> Groups<V> {
 
 impl<V> Groups<V> {
     /// Names and values, sorted by name.
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &V)> {
+    pub fn iter(&self) -> std::vec::IntoIter<(&str, &V)> {
         let mut sorted: Vec<(&str, &V)> = self.entries.iter().map(|(n, v)| (n.as_ref(), v)).collect();
         sorted.sort_unstable_by(|a, b| a.0.cmp(b.0));
         sorted.into_iter()
@@ -101,7 +101,7 @@ impl<'g, V> IntoIterator for &'g Groups<V> {
     type Item = (&'g str, &'g V);
     type IntoIter = std::vec::IntoIter<(&'g str, &'g V)>;
     fn into_iter(self) -> Self::IntoIter {
-        self.iter().collect::<Vec<_>>().into_iter()
+        self.iter()
     }
 }
 
