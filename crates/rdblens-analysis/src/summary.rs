@@ -122,7 +122,10 @@ const DAMAGE_KEPT: usize = 10;
 impl KeyStats {
     /// Expiry clusters at their own resolution, namespaces named from the
     /// prefix tree (docs/expiry-clusters.md).
-    pub fn expiry_clusters(&self, rule: crate::acc::expiry::ClusterRule) -> Vec<crate::acc::expiry::ExpiryCluster> {
+    pub fn expiry_clusters(
+        &self,
+        rule: crate::acc::expiry::ClusterRule,
+    ) -> Vec<crate::acc::expiry::ExpiryCluster> {
         crate::acc::expiry::detect_clusters(&self.expiry, rule, &self.prefixes.names())
     }
 

@@ -62,7 +62,11 @@ pub(crate) fn expiry_cluster(ctx: &Ctx<'_>) -> Outcome {
                 "{} keys ({} of the expiring keys) expire in {window}; namespaces: {}",
                 text::count(b.keys),
                 text::percent(s),
-                if listed.is_empty() { "(none above the sketch error)".to_string() } else { listed.join(", ") }
+                if listed.is_empty() {
+                    "(none above the sketch error)".to_string()
+                } else {
+                    listed.join(", ")
+                }
             );
             out.keys += b.keys;
             out.memory += b.memory;

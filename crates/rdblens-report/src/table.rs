@@ -287,7 +287,12 @@ fn expiry(out: &mut String, s: &Summary, opts: &ReportOptions) {
     let width = opts.expiry_bucket_ms(h);
     let (from, to) = opts.expiry_range();
     let title = match opts.expiry_window {
-        Some(_) => format!("Expiry times ({} buckets, {} to {} UTC)", duration(width), utc(from), utc(to)),
+        Some(_) => format!(
+            "Expiry times ({} buckets, {} to {} UTC)",
+            duration(width),
+            utc(from),
+            utc(to)
+        ),
         None => format!("Expiry times ({} buckets)", duration(width)),
     };
     heading(out, &title);
@@ -338,7 +343,11 @@ fn cluster_window(c: &ExpiryCluster) -> String {
 /// "N keys, S% of expiring, expire in the second ...: ns 28%, ..."
 pub fn cluster_line(c: &ExpiryCluster) -> String {
     let share = |k: u64| format!("{:.0}%", k as f64 * 100.0 / c.keys.max(1) as f64);
-    let mut ns: Vec<String> = c.namespaces.iter().map(|(n, k)| format!("{n} {}", share(*k))).collect();
+    let mut ns: Vec<String> = c
+        .namespaces
+        .iter()
+        .map(|(n, k)| format!("{n} {}", share(*k)))
+        .collect();
     if c.other_keys > 0 {
         ns.push(format!("(other) {}", share(c.other_keys)));
     }
@@ -361,7 +370,10 @@ pub fn cluster_figures(c: &ExpiryCluster) -> String {
     let a = &c.active_expiry;
     let mut active = String::from("active expiry (hz 10)");
     if a.busy_seconds > 0.0 {
-        active.push_str(&format!(": {:.2}s of back-to-back cycles at 25% CPU", a.busy_seconds));
+        active.push_str(&format!(
+            ": {:.2}s of back-to-back cycles at 25% CPU",
+            a.busy_seconds
+        ));
     }
     if a.sweep_seconds > 0.0 {
         active.push_str(&format!(

@@ -114,7 +114,8 @@ pub fn parse_window(s: &str) -> Result<(i64, i64)> {
     let (from, to) = s
         .split_once("..")
         .with_context(|| format!("--expiry-window '{s}': expected FROM..TO"))?;
-    let from = parse_time(from.trim()).with_context(|| format!("--expiry-window '{s}': bad FROM '{from}'"))?;
+    let from =
+        parse_time(from.trim()).with_context(|| format!("--expiry-window '{s}': bad FROM '{from}'"))?;
     let to = parse_time(to.trim()).with_context(|| format!("--expiry-window '{s}': bad TO '{to}'"))?;
     if from >= to {
         bail!("--expiry-window '{s}': FROM must be before TO");

@@ -248,7 +248,10 @@ impl ExpiryHistogram {
             let k = get_varint(&bytes, &mut pos).ok_or_else(bad)?;
             let m = get_varint(&bytes, &mut pos).ok_or_else(bad)?;
             let next = index.checked_add(delta).ok_or_else(bad)?;
-            let start = next.checked_mul(width).filter(|s| clamp_time(*s) == *s).ok_or_else(bad)?;
+            let start = next
+                .checked_mul(width)
+                .filter(|s| clamp_time(*s) == *s)
+                .ok_or_else(bad)?;
             if k == 0 || (!first && delta <= 0) {
                 return Err(bad());
             }
@@ -309,7 +312,11 @@ mod tests {
         let mut h = ExpiryHistogram::new(b':', 1, 1000);
         for i in 0..10_000i64 {
             let key = format!("ns{}:{i}", i % 7);
-            let f = KeyFacts::synthetic(key.as_bytes(), Some(1_900_000_000_000 + (i * 7_919) % 86_400_000), 100 + i as u64);
+            let f = KeyFacts::synthetic(
+                key.as_bytes(),
+                Some(1_900_000_000_000 + (i * 7_919) % 86_400_000),
+                100 + i as u64,
+            );
             h.add(&f);
         }
         h.flush();
@@ -318,10 +325,14 @@ mod tests {
         assert!(back == h);
         let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
         v["expiring_keys"] = 5.into();
-        let e = serde_json::from_value::<ExpiryHistogram>(v.clone()).unwrap_err().to_string();
+        let e = serde_json::from_value::<ExpiryHistogram>(v.clone())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("the summary says 5 expiring keys"), "{e}");
         v["cells"] = "AAAA".into();
-        let e = serde_json::from_value::<ExpiryHistogram>(v).unwrap_err().to_string();
+        let e = serde_json::from_value::<ExpiryHistogram>(v)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("bad cell"), "{e}");
     }
 }

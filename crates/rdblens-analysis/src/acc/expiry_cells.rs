@@ -290,8 +290,20 @@ mod tests {
         assert_eq!(
             cells,
             vec![
-                (3_000, KeysMemory { keys: 2, memory: u64::from(u32::MAX) + 1 }),
-                (5_000, KeysMemory { keys: 300, memory: 3_000 }),
+                (
+                    3_000,
+                    KeysMemory {
+                        keys: 2,
+                        memory: u64::from(u32::MAX) + 1
+                    }
+                ),
+                (
+                    5_000,
+                    KeysMemory {
+                        keys: 300,
+                        memory: 3_000
+                    }
+                ),
                 (61_000, KeysMemory { keys: 1, memory: 7 }),
             ]
         );

@@ -136,7 +136,10 @@ pub fn detect_clusters(h: &ExpiryHistogram, rule: ClusterRule, names: &[Vec<u8>]
     if total == 0 {
         return Vec::new();
     }
-    let floor = rule.min_keys.max((rule.min_share * total as f64).ceil() as u64).max(1);
+    let floor = rule
+        .min_keys
+        .max((rule.min_share * total as f64).ceil() as u64)
+        .max(1);
     let mut found: Vec<ExpiryCluster> = Vec::new();
     for (level, &width) in LEVELS_MS.iter().enumerate() {
         if width < h.width_ms() {

@@ -146,14 +146,21 @@ mod tests {
             let t = 1_000 * (i % 977);
             let ns = (i % 13) as u64;
             whole.add(t, ns);
-            if i % 3 == 0 { a.add(t, ns) } else { b.add(t, ns) }
+            if i % 3 == 0 {
+                a.add(t, ns)
+            } else {
+                b.add(t, ns)
+            }
         }
         a.merge(&b);
         assert_eq!(a, whole);
         // Second 5 holds keys i with i % 977 == 5; of namespace 5: i % 13 == 5.
         let truth = (0..50_000i64).filter(|i| i % 977 == 5 && i % 13 == 5).count() as u64;
         let est = whole.estimate(0, 5_000, 5);
-        assert!(est >= truth && est <= truth + NamespaceSketch::error_bound(50_000), "{est} vs {truth}");
+        assert!(
+            est >= truth && est <= truth + NamespaceSketch::error_bound(50_000),
+            "{est} vs {truth}"
+        );
         let back = NamespaceSketch::from_bytes(&whole.to_bytes()).unwrap();
         assert_eq!(back, whole);
     }
