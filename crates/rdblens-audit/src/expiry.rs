@@ -1,8 +1,7 @@
 //! expiry-cluster: 1-second and 1-minute windows (aligned to the clock)
 //! holding too many of the expiring keys, from the expiry histogram.
 
-use rdblens_analysis::acc::expiry_clusters::{namespaces_in, windows};
-use rdblens_analysis::acc::expiry_sketch::{NamespaceSketch, LEVELS_MS};
+use rdblens_analysis::acc::expiry_clusters::{namespaces_in, CellIndex};
 use rdblens_analysis::rules::{RuleId, Severity};
 
 use crate::advice::advice;
@@ -18,7 +17,7 @@ pub(crate) fn expiry_cluster(ctx: &Ctx<'_>) -> Outcome {
     let c = &ctx.cfg.expiry_cluster;
     let total = h.expiring_keys;
     let names = ctx.summary.keys.prefixes.names();
-    let error = NamespaceSketch::error_bound(total);
+    let index = CellIndex::new(h);
     let mut out = Outcome::default();
     let mut coarse = false;
     for (width, label, share, min_keys) in [
@@ -30,8 +29,7 @@ pub(crate) fn expiry_cluster(ctx: &Ctx<'_>) -> Outcome {
         // over them is reported as the cell, the window in it not known.
         let cell = width.max(h.width_ms());
         coarse |= cell > width;
-        let level = LEVELS_MS.iter().position(|&w| w == cell);
-        for (start, b) in windows(h, cell) {
+        for (start, b) in index.windows_at_least(cell, min_keys.saturating_add(1)) {
             // Expiry times come from the file: any i64.
             let end = start.saturating_add(cell);
             let s = b.keys as f64 / total.max(1) as f64;
@@ -40,10 +38,7 @@ pub(crate) fn expiry_cluster(ctx: &Ctx<'_>) -> Outcome {
             if end <= ctx.summary.settings.now_ms || b.keys <= min_keys || s <= share {
                 continue;
             }
-            let ns = match level {
-                Some(level) => namespaces_in(h, level, start, end, &names, error),
-                None => Vec::new(),
-            };
+            let (ns, _) = namespaces_in(h, start, end, &names);
             let listed: Vec<String> = ns
                 .iter()
                 .take(NAMESPACES)

@@ -379,7 +379,7 @@ pub fn cluster_figures(c: &ExpiryCluster) -> String {
         active.push_str(&format!(
             "{} reclaims the rest within {} (unless read first)",
             if a.busy_seconds > 0.0 { ", then" } else { "" },
-            duration((a.sweep_seconds * 1000.0) as i64)
+            seconds(a.sweep_seconds)
         ));
     }
     parts.push(active);
@@ -391,6 +391,17 @@ pub fn cluster_figures(c: &ExpiryCluster) -> String {
     }
     parts.push(format!("namespace counts +-{}", thousands(c.namespace_error)));
     parts.join("; ")
+}
+
+/// Modelled seconds: milliseconds below one second.
+fn seconds(s: f64) -> String {
+    if s < 0.001 {
+        "<1ms".to_string()
+    } else if s < 1.0 {
+        format!("{:.0}ms", s * 1000.0)
+    } else {
+        duration((s * 1000.0) as i64)
+    }
 }
 
 fn jitter(s: u64) -> String {

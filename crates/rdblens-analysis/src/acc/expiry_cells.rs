@@ -103,7 +103,28 @@ impl Cells {
         RESOLUTIONS_MS[self.resolution]
     }
 
-    fn block_ms(&self) -> i64 {
+    /// Keys and memory per block (heavy cells included), in time order.
+    pub fn block_totals(&self) -> Vec<(i64, KeysMemory)> {
+        let mut out: Vec<(i64, KeysMemory)> = self
+            .blocks
+            .iter()
+            .map(|(&b, block)| {
+                let keys = block.keys.iter().map(|&k| u64::from(k)).sum();
+                let memory = block.memory.iter().map(|&m| u64::from(m)).sum();
+                (b, KeysMemory { keys, memory })
+            })
+            .collect();
+        let block_ms = self.block_ms();
+        for (&start, c) in &self.heavy {
+            // Every heavy cell's block exists (see `add`).
+            if let Ok(i) = out.binary_search_by_key(&align(start, block_ms), |(b, _)| *b) {
+                out[i].1.merge_from(c);
+            }
+        }
+        out
+    }
+
+    pub fn block_ms(&self) -> i64 {
         self.width_ms() * CELLS as i64
     }
 

@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::bounded::Mergeable;
 use super::expiry::ExpiryHistogram;
 use super::expiry_cells::{align, KeysMemory};
 use super::expiry_sketch::{NamespaceSketch, LEVELS_MS};
@@ -88,43 +89,79 @@ pub struct ExpiryCluster {
 /// Namespaces listed per cluster at most.
 const NAMESPACES: usize = 10;
 
-/// Windows of `width` (aligned) with their totals, from the cells, in
-/// time order (streamed: a million 1 s windows are never all in memory).
-pub fn windows(h: &ExpiryHistogram, width: i64) -> impl Iterator<Item = (i64, KeysMemory)> + '_ {
-    let mut cells = h.cells.iter().peekable();
-    std::iter::from_fn(move || {
-        let (start, mut km) = cells.next()?;
-        let w = align(start, width);
-        while let Some((_, c)) = cells.next_if(|(s, _)| align(*s, width) == w) {
-            km.keys += c.keys;
-            km.memory = km.memory.saturating_add(c.memory);
-        }
-        Some((w, km))
-    })
+/// Widths clusters are looked for at, finest first.
+pub const DETECT_MS: [i64; 5] = [1_000, 10_000, 60_000, 600_000, 3_600_000];
+
+/// Block totals with prefix sums: sums over long ranges and the windows
+/// holding many keys without walking every cell (a million 1 s cells).
+pub struct CellIndex<'h> {
+    h: &'h ExpiryHistogram,
+    blocks: Vec<(i64, KeysMemory)>,
+    /// `prefix[i]`: keys of the blocks before `i`.
+    prefix: Vec<u64>,
 }
 
-/// Each window of `width` with the keys of the windows starting within
-/// `reach` ms of it on either side, itself included (a sliding sum).
-fn windows_with_surroundings(
-    h: &ExpiryHistogram,
-    width: i64,
-    reach: i64,
-) -> impl Iterator<Item = (i64, KeysMemory, u64)> + '_ {
-    let mut lead = windows(h, width).peekable();
-    let mut lag = windows(h, width).peekable();
-    let mut sum = 0u64;
-    windows(h, width).map(move |(start, km)| {
-        while let Some((_, w)) = lead.next_if(|(s, _)| *s <= start.saturating_add(reach)) {
-            sum += w.keys;
+impl<'h> CellIndex<'h> {
+    pub fn new(h: &'h ExpiryHistogram) -> Self {
+        let blocks = h.cells.block_totals();
+        let mut prefix = Vec::with_capacity(blocks.len() + 1);
+        prefix.push(0);
+        for (_, b) in &blocks {
+            prefix.push(prefix[prefix.len() - 1] + b.keys);
         }
-        while let Some((_, w)) = lag.next_if(|(s, _)| *s < start.saturating_sub(reach)) {
-            sum -= w.keys;
+        CellIndex { h, blocks, prefix }
+    }
+
+    fn block_index(&self, t: i64) -> usize {
+        self.blocks.partition_point(|(b, _)| *b < t)
+    }
+
+    /// Keys expiring in `[from, to)`.
+    pub fn sum_keys(&self, from: i64, to: i64) -> u64 {
+        let block_ms = self.h.cells.block_ms();
+        let first_full = align(from, block_ms)
+            + if from.rem_euclid(block_ms) == 0 {
+                0
+            } else {
+                block_ms
+            };
+        let last_full = align(to, block_ms);
+        if first_full >= last_full {
+            return self.h.cells.sum(from, to).keys;
         }
-        (start, km, sum)
-    })
+        let (a, b) = (self.block_index(first_full), self.block_index(last_full));
+        self.prefix[b] - self.prefix[a]
+            + self.h.cells.sum(from, first_full).keys
+            + self.h.cells.sum(last_full, to).keys
+    }
+
+    /// Every aligned window of `width` (a multiple of the cell width)
+    /// holding at least `floor` keys, in time order.
+    pub fn windows_at_least(&self, width: i64, floor: u64) -> Vec<(i64, KeysMemory)> {
+        let block_ms = self.h.cells.block_ms();
+        let mut out: Vec<(i64, KeysMemory)> = Vec::new();
+        let push = |out: &mut Vec<(i64, KeysMemory)>, start: i64, c: KeysMemory| match out.last_mut() {
+            Some((s, km)) if *s == start => km.merge_from(&c),
+            _ => out.push((start, c)),
+        };
+        if width >= block_ms {
+            for &(b, c) in &self.blocks {
+                push(&mut out, align(b, width), c);
+            }
+        } else {
+            // A window inside a block holds no more than its block.
+            for &(b, _) in self.blocks.iter().filter(|(_, c)| c.keys >= floor) {
+                for (start, c) in self.h.cells.range(b, b + block_ms) {
+                    push(&mut out, align(start, width), c);
+                }
+            }
+        }
+        out.retain(|(_, c)| c.keys >= floor);
+        out
+    }
 }
 
-/// Finds clusters at every width of [`LEVELS_MS`] not finer than the
+/// Finds clusters at every width of [`DETECT_MS`] not finer than the
 /// stored cells, finest first. At width `w` a window is a spike when its
 /// keys, less those of clusters already found at finer widths, are at
 /// least `min_keys`, `min_share` of the expiring keys, and `factor` times
@@ -140,25 +177,24 @@ pub fn detect_clusters(h: &ExpiryHistogram, rule: ClusterRule, names: &[Vec<u8>]
         .min_keys
         .max((rule.min_share * total as f64).ceil() as u64)
         .max(1);
+    let index = CellIndex::new(h);
     let mut found: Vec<ExpiryCluster> = Vec::new();
-    for (level, &width) in LEVELS_MS.iter().enumerate() {
+    for width in DETECT_MS {
         if width < h.width_ms() {
             continue;
         }
         let mut spikes: Vec<(i64, KeysMemory, f64)> = Vec::new();
         let reach = rule.neighbours.saturating_mul(width);
-        for (start, km, around) in windows_with_surroundings(h, width, reach) {
-            if km.keys < floor {
-                continue;
-            }
+        for (start, km) in index.windows_at_least(width, floor) {
             let end = start.saturating_add(width);
             let inside: u64 = found
                 .iter()
                 .filter(|c| c.start_ms < end && c.end_ms > start)
-                .map(|c| h.cells.sum(c.start_ms.max(start), c.end_ms.min(end)).keys)
+                .map(|c| index.sum_keys(c.start_ms.max(start), c.end_ms.min(end)))
                 .sum();
             let residual = km.keys.saturating_sub(inside);
-            let baseline = (around - km.keys) as f64 / (2 * rule.neighbours.max(1)) as f64;
+            let around = index.sum_keys(start.saturating_sub(reach), end.saturating_add(reach)) - km.keys;
+            let baseline = around as f64 / (2 * rule.neighbours.max(1)) as f64;
             if residual >= floor && residual as f64 >= rule.factor * baseline.max(1.0) {
                 spikes.push((start, km, baseline));
             }
@@ -195,7 +231,7 @@ pub fn detect_clusters(h: &ExpiryHistogram, rule: ClusterRule, names: &[Vec<u8>]
             }
         }
         for c in &mut found[first_new..] {
-            describe(h, rule, names, level, c);
+            describe(h, rule, names, c);
         }
     }
     found.sort_by_key(|c| c.start_ms);
@@ -203,13 +239,11 @@ pub fn detect_clusters(h: &ExpiryHistogram, rule: ClusterRule, names: &[Vec<u8>]
 }
 
 /// Fills in the share, namespaces and operator figures of `c`.
-fn describe(h: &ExpiryHistogram, rule: ClusterRule, names: &[Vec<u8>], level: usize, c: &mut ExpiryCluster) {
+fn describe(h: &ExpiryHistogram, rule: ClusterRule, names: &[Vec<u8>], c: &mut ExpiryCluster) {
     let total = h.expiring_keys;
     c.share = c.keys as f64 / total.max(1) as f64;
-    let width = LEVELS_MS[level];
-    let windows = ((c.end_ms - c.start_ms) / width).max(1) as u64;
-    c.namespace_error = NamespaceSketch::error_bound(total).saturating_mul(windows);
-    let mut ns = namespaces_in(h, level, c.start_ms, c.end_ms, names, c.namespace_error);
+    let (mut ns, error) = namespaces_in(h, c.start_ms, c.end_ms, names);
+    c.namespace_error = error;
     for n in &mut ns {
         n.1 = n.1.min(c.keys);
     }
@@ -224,16 +258,21 @@ fn describe(h: &ExpiryHistogram, rule: ClusterRule, names: &[Vec<u8>], level: us
 }
 
 /// Estimated keys per candidate namespace in `[start, end)` (whole
-/// windows of `LEVELS_MS[level]`), those above `error`, most keys first.
+/// seconds), those above the error bound, most keys first; and the bound.
+/// The window is summed from the sketch of the coarsest width that tiles it.
 pub fn namespaces_in(
     h: &ExpiryHistogram,
-    level: usize,
     start: i64,
     end: i64,
     names: &[Vec<u8>],
-    error: u64,
-) -> Vec<(String, u64)> {
+) -> (Vec<(String, u64)>, u64) {
+    let level = (0..LEVELS_MS.len())
+        .rev()
+        .find(|&l| start.rem_euclid(LEVELS_MS[l]) == 0 && end.rem_euclid(LEVELS_MS[l]) == 0)
+        .unwrap_or(0);
     let width = LEVELS_MS[level];
+    let windows = ((end - start) / width).max(1) as u64;
+    let error = NamespaceSketch::error_bound(h.expiring_keys).saturating_mul(windows);
     let mut ns: Vec<(String, u64)> = Vec::new();
     for name in names {
         let hash = super::bounded::stable_hash(name);
@@ -254,7 +293,7 @@ pub fn namespaces_in(
         }
     }
     ns.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    ns
+    (ns, error)
 }
 
 /// Redis defaults the active-expiry model uses (expire.c, Redis 6-7).

@@ -8,26 +8,22 @@
 //! for any thread count and any split of the keys into shards. An estimate
 //! is never below the true count, and exceeds it by at most `e * N / WIDTH`
 //! (N: all expiring keys) with probability at least `1 - e^-ROWS` (98%).
-//! The size is fixed: `LEVELS_MS.len() * ROWS * WIDTH` counters (1.25 MiB),
+//! The size is fixed: `LEVELS_MS.len() * ROWS * WIDTH` counters (768 KiB),
 //! whatever the number of keys, windows or namespaces.
 
 use serde::{Deserialize, Serialize};
 
 use super::expiry_cells::align;
 
-/// Window widths with a sketch: the resolutions clusters are reported at.
-pub const LEVELS_MS: [i64; 5] = [1_000, 10_000, 60_000, 600_000, 3_600_000];
+/// Window widths with a sketch; a window of another width is summed from
+/// the coarsest of these that tiles it.
+pub const LEVELS_MS: [i64; 3] = [1_000, 60_000, 3_600_000];
 pub const ROWS: usize = 4;
 pub const WIDTH: usize = 1 << 14;
 const WIDTH_BITS: u32 = 14;
 
-/// Fixed seeds (the hash must be the same on every host and build).
-const SEEDS: [u64; ROWS] = [
-    0x9e37_79b9_7f4a_7c15,
-    0xc2b2_ae3d_27d4_eb4f,
-    0x1656_67b1_9e37_79f9,
-    0x27d4_eb2f_1656_67c5,
-];
+/// Fixed seed (the hash must be the same on every host and build).
+const SEED: u64 = 0x9e37_79b9_7f4a_7c15;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NamespaceSketch {
@@ -52,18 +48,20 @@ fn mix(mut x: u64) -> u64 {
     x ^ (x >> 31)
 }
 
-fn column(window: i64, namespace: u64, row: usize) -> usize {
-    let x = mix((window as u64).wrapping_mul(0xff51_afd7_ed55_8ccd) ^ namespace ^ SEEDS[row]);
-    (x >> (64 - WIDTH_BITS)) as usize
+/// The columns of (window, namespace) in the rows: 14-bit slices of one
+/// 64-bit hash (one mix per key and level, not per row).
+fn columns(window: i64, namespace: u64) -> [usize; ROWS] {
+    let x = mix((window as u64).wrapping_mul(0xff51_afd7_ed55_8ccd) ^ namespace ^ SEED);
+    std::array::from_fn(|row| ((x >> (row as u32 * WIDTH_BITS)) as usize) & (WIDTH - 1))
 }
 
 impl NamespaceSketch {
     /// One key of namespace hash `namespace` expiring at `t` (clamped ms).
     pub fn add(&mut self, t: i64, namespace: u64) {
         for (level, &width) in LEVELS_MS.iter().enumerate() {
-            let window = align(t, width);
-            for row in 0..ROWS {
-                let c = &mut self.counters[(level * ROWS + row) * WIDTH + column(window, namespace, row)];
+            let table = &mut self.counters[level * ROWS * WIDTH..(level + 1) * ROWS * WIDTH];
+            for (row, column) in columns(align(t, width), namespace).into_iter().enumerate() {
+                let c = &mut table[row * WIDTH + column];
                 *c = c.saturating_add(1);
             }
         }
@@ -72,8 +70,10 @@ impl NamespaceSketch {
     /// Estimated keys of `namespace` in the window of `LEVELS_MS[level]`
     /// starting at `start`.
     pub fn estimate(&self, level: usize, start: i64, namespace: u64) -> u64 {
-        (0..ROWS)
-            .map(|row| u64::from(self.counters[(level * ROWS + row) * WIDTH + column(start, namespace, row)]))
+        columns(start, namespace)
+            .into_iter()
+            .enumerate()
+            .map(|(row, column)| u64::from(self.counters[(level * ROWS + row) * WIDTH + column]))
             .min()
             .unwrap_or(0)
     }
