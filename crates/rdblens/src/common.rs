@@ -59,7 +59,7 @@ pub struct ModelArgs {
     /// Reference time for TTLs: unix seconds or ms (default: the snapshot's ctime).
     #[arg(long)]
     pub now: Option<i64>,
-    /// Worker threads (default: all cores).
+    /// Worker threads (default: all cores; at most 8 per core, more is refused).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
 }
@@ -78,6 +78,7 @@ impl FilterArgs {
 impl ModelArgs {
     /// Options with this model and `filter`; the rest default.
     pub fn options(&self, filter: KeyFilter) -> Result<Options> {
+        check_threads(self.threads, cores())?;
         Ok(Options {
             threads: self.threads,
             now_ms: now_ms(self.now),
@@ -88,6 +89,24 @@ impl ModelArgs {
             ..Options::default()
         })
     }
+}
+
+/// `--threads` beyond this many per core only adds switching and memory.
+pub const THREADS_PER_CORE: usize = 8;
+
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Refuses more than [`THREADS_PER_CORE`] worker threads per core.
+pub fn check_threads(threads: usize, cores: usize) -> Result<()> {
+    let max = THREADS_PER_CORE * cores;
+    if threads > max {
+        bail!(
+            "--threads {threads}: at most {max} ({THREADS_PER_CORE} per core, {cores} cores here); 0 means one per core"
+        );
+    }
+    Ok(())
 }
 
 pub fn parse_kind(s: &str) -> Result<TypeKind> {

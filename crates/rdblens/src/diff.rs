@@ -55,6 +55,8 @@ pub fn prepare(args: &DiffArgs) -> Result<(Options, ReportOptions)> {
     if !(1..=4).contains(&args.depth) {
         bail!("--depth must be 1-4, got {}", args.depth);
     }
+    let inputs = [&args.old, &args.new].into_iter().chain(&args.model.config);
+    crate::output::refuse_input_as_output(args.output.as_deref(), inputs.map(|p| p.as_path()))?;
     let opts = Options {
         top: args.top,
         separator,

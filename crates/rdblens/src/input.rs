@@ -61,7 +61,10 @@ pub fn open_input(path: &Path) -> io::Result<(RdbFile, Stored)> {
         }
     }
     if got < 2 || magic != [0x1f, 0x8b] {
-        return Ok((RdbFile::from_file(file)?, Stored::Plain));
+        let map = RdbFile::from_file(file)?;
+        crate::mapguard::watch(map.bytes(), &path.display().to_string());
+        shrink_for_test(path);
+        return Ok((map, Stored::Plain));
     }
     file.seek(SeekFrom::Start(0))?;
     let mut out = tempfile::tempfile()?;
@@ -73,6 +76,21 @@ pub fn open_input(path: &Path) -> io::Result<(RdbFile, Stored)> {
     w.flush()?;
     drop(w);
     Ok((RdbFile::from_file(out)?, Stored::Gzip { damage }))
+}
+
+/// Debug builds only: `RDBLENS_TEST_SHRINK_AFTER_MAP=1` truncates the
+/// input right after it is mapped, so the tests can check what a dump
+/// truncated by another process during the run gives (no race to win).
+fn shrink_for_test(path: &Path) {
+    #[cfg(debug_assertions)]
+    if std::env::var_os("RDBLENS_TEST_SHRINK_AFTER_MAP").is_some() {
+        let _ = std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .and_then(|f| f.set_len(0));
+    }
+    #[cfg(not(debug_assertions))]
+    let _ = path;
 }
 
 /// Reads the magic. A version newer than any known gets a hint to

@@ -48,6 +48,7 @@ pub fn prepare(args: &MergeArgs) -> Result<ReportOptions> {
     if args.summary_only && args.format == Some(Format::Table) {
         anyhow::bail!("--summary-only writes JSON: drop --format table");
     }
+    crate::output::refuse_input_as_output(args.output.as_deref(), args.files.iter().map(|p| p.as_path()))?;
     rendering(&args.section, args.top.unwrap_or(0), &args.bucket, args.sort)
 }
 

@@ -1,6 +1,6 @@
 //! `rdblens report`: analyse one or more dumps and print tables or JSON.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
@@ -177,6 +177,8 @@ pub fn prepare(args: &ReportArgs) -> Result<(Options, ReportOptions)> {
     if args.summary_only && args.format == Some(Format::Table) {
         bail!("--summary-only writes JSON: drop --format table");
     }
+    let inputs = args.files.iter().chain(&args.model.config).chain(&args.rules);
+    crate::output::refuse_input_as_output(args.output.as_deref(), inputs.map(|p| p.as_path()))?;
     Ok((options(args)?, report_options(args, false)?))
 }
 
@@ -249,23 +251,14 @@ pub fn stdout_width(to_file: bool) -> Option<u16> {
     (!to_file && std::io::stdout().is_terminal()).then(|| terminal_width().unwrap_or(120))
 }
 
-/// Writes `text` to `path`, or to standard output (a closed pipe is not an
-/// error); a final newline is added when missing.
+/// Writes `text` to `path` (through a temporary file renamed into place),
+/// or to standard output (a closed pipe is not an error); a final newline
+/// is added when missing.
 pub fn write_text(path: Option<&std::path::Path>, text: &str) -> Result<()> {
-    match path {
-        Some(path) => std::fs::write(path, text.as_bytes())
-            .with_context(|| format!("cannot write {}", path.display()))?,
-        None => {
-            let mut out = std::io::stdout().lock();
-            let written = out.write_all(text.as_bytes()).and_then(|()| {
-                if text.ends_with('\n') {
-                    Ok(())
-                } else {
-                    out.write_all(b"\n")
-                }
-            });
-            crate::output::ignore_broken_pipe(written)?;
-        }
+    if text.ends_with('\n') {
+        crate::output::write_all(path, text.as_bytes())?;
+    } else {
+        crate::output::write_all(path, format!("{text}\n").as_bytes())?;
     }
     Ok(())
 }

@@ -196,16 +196,14 @@ impl SummaryFile {
         match path {
             Some(p) if p.extension().is_some_and(|e| e == "gz") => {
                 use std::io::Write;
-                let file =
-                    std::fs::File::create(p).with_context(|| format!("cannot write {}", p.display()))?;
-                let mut gz = flate2::write::GzEncoder::new(
-                    std::io::BufWriter::new(file),
-                    flate2::Compression::default(),
-                );
+                let (output, w) = crate::output::Output::open(Some(p))?;
+                let mut gz = flate2::write::GzEncoder::new(w, flate2::Compression::default());
                 gz.write_all(text.as_bytes())
                     .and_then(|()| gz.finish())
                     .and_then(|mut w| w.flush())
-                    .with_context(|| format!("cannot write {}", p.display()))
+                    .map_err(|e| output.error(e))?;
+                output.commit()?;
+                Ok(())
             }
             _ => crate::report::write_text(path, &text),
         }
