@@ -80,10 +80,10 @@ pub struct KeysOutcome {
 /// come (the first few) and counted.
 pub fn run(args: &KeysArgs, opts: &Options) -> Result<KeysOutcome> {
     let path = &args.file;
-    let name = path.display().to_string();
+    let name = crate::input::input_name(path);
     // Not an RDB file: say so before writing anything (or creating --output).
-    let file = crate::input::open_rdb(path, opts.skip_unknown)?;
-    let progress = FilesProgress::new(std::slice::from_ref(path), args.quiet);
+    let file = crate::input::open_rdb(path, opts.skip_unknown, args.quiet)?;
+    let progress = FilesProgress::for_bytes(file.len() as u64, args.quiet);
     let opts = progress.options_for(opts, file.len() as u64);
     let (output, out) = Output::open(args.output.as_deref())?;
     let mut rows = match args.format {

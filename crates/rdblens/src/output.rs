@@ -57,19 +57,29 @@ pub fn refuse_input_as_output<'a>(
 
 /// Device and inode of the file `path` names (symlinks followed).
 #[cfg(unix)]
-fn file_id(path: &Path) -> Option<(u64, u64)> {
+pub fn file_id(path: &Path) -> Option<(u64, u64)> {
     use std::os::unix::fs::MetadataExt;
     std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
 #[cfg(not(unix))]
-fn file_id(path: &Path) -> Option<(u64, u64)> {
+pub fn file_id(path: &Path) -> Option<(u64, u64)> {
     // No inode numbers: compare canonical paths (hard links not caught).
     let canonical = std::fs::canonicalize(path).ok()?;
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
     canonical.hash(&mut h);
     Some((0, h.finish()))
+}
+
+/// tempfile's errors end with ` at path "<the temporary file>"`: the
+/// output's name, before the error, is what the user needs.
+fn os_error(e: io::Error) -> io::Error {
+    let text = e.to_string();
+    match text.rfind(" at path \"") {
+        Some(cut) => io::Error::new(e.kind(), &text[..cut]),
+        None => e,
+    }
 }
 
 /// The name of an output in messages.
@@ -122,7 +132,9 @@ impl Output {
             // What `File::create` would make: 0666 less the umask.
             builder.permissions(std::fs::Permissions::from_mode(0o666));
         }
-        let temp = builder.tempfile_in(&dir).map_err(fail)?;
+        // tempfile's error names the temporary file: the OS error alone,
+        // after the output's name, is what the user needs.
+        let temp = builder.tempfile_in(&dir).map_err(|e| fail(os_error(e)))?;
         let file = temp.as_file().try_clone().map_err(fail)?;
         let out = BufWriter::with_capacity(1 << 16, file);
         Ok((
@@ -188,7 +200,7 @@ mod tests {
         w.flush().unwrap(); // ok: unit test
         drop((output, w));
         assert_eq!(std::fs::read(&target).unwrap(), b"old"); // ok: unit test
-        // No temporary file left behind either.
+                                                             // No temporary file left behind either.
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1); // ok: unit test
         write_all(Some(&target), b"new").unwrap(); // ok: unit test
         assert_eq!(std::fs::read(&target).unwrap(), b"new"); // ok: unit test

@@ -177,6 +177,7 @@ pub fn prepare(args: &ReportArgs) -> Result<(Options, ReportOptions)> {
     if args.summary_only && args.format == Some(Format::Table) {
         bail!("--summary-only writes JSON: drop --format table");
     }
+    crate::input::refuse_repeated_inputs(&args.files)?;
     let inputs = args.files.iter().chain(&args.model.config).chain(&args.rules);
     crate::output::refuse_input_as_output(args.output.as_deref(), inputs.map(|p| p.as_path()))?;
     Ok((options(args)?, report_options(args, false)?))

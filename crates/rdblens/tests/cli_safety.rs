@@ -113,7 +113,10 @@ fn diff_and_merge_and_config_inputs_are_protected_too() {
         .code(2)
         .stderr(refusal(&summary, &summary));
     assert_eq!(fs::read(&summary).unwrap(), before);
-    assert_eq!(fs::read_to_string(&conf).unwrap(), "hash-max-listpack-entries 128\n");
+    assert_eq!(
+        fs::read_to_string(&conf).unwrap(),
+        "hash-max-listpack-entries 128\n"
+    );
 }
 
 #[test]
@@ -125,7 +128,13 @@ fn a_failed_run_leaves_the_previous_output_whole() {
     fs::write(&cut, &fixture_bytes()[..200_000]).unwrap();
     // --strict fails after the analysis, before the report is written.
     rdblens()
-        .args(["report", cut.to_str().unwrap(), "--strict", "-o", out.to_str().unwrap()])
+        .args([
+            "report",
+            cut.to_str().unwrap(),
+            "--strict",
+            "-o",
+            out.to_str().unwrap(),
+        ])
         .assert()
         .code(3);
     assert_eq!(fs::read_to_string(&out).unwrap(), "yesterday's report\n");
@@ -134,11 +143,20 @@ fn a_failed_run_leaves_the_previous_output_whole() {
     let link = dir.path().join("latest.txt");
     std::os::unix::fs::symlink(&out, &link).unwrap();
     rdblens()
-        .args(["report", ALL_TYPES, "--section", "keys", "-o", link.to_str().unwrap()])
+        .args([
+            "report",
+            ALL_TYPES,
+            "--section",
+            "keys",
+            "-o",
+            link.to_str().unwrap(),
+        ])
         .assert()
         .success()
         .stdout("");
-    assert!(fs::read_to_string(&out).unwrap().contains("227 keys, 83 with expiry"));
+    assert!(fs::read_to_string(&out)
+        .unwrap()
+        .contains("227 keys, 83 with expiry"));
     assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
     assert_eq!(names(dir.path()), ["cut.rdb", "latest.txt", "report.txt"]);
 }
@@ -167,7 +185,7 @@ fn a_full_disk_is_a_write_error_naming_the_output() {
         &["report", ALL_TYPES, "--summary-only"],
         &["keys", ALL_TYPES],
         &["keys", ALL_TYPES, "--format", "jsonl"],
-        &["diff", ALL_TYPES, ALL_TYPES],
+        &["diff", ALL_TYPES, "fixtures/rules/clean.rdb"],
     ] {
         rdblens()
             .args(cmd)
@@ -180,7 +198,11 @@ fn a_full_disk_is_a_write_error_naming_the_output() {
 
 #[test]
 fn standard_output_on_a_full_device_is_a_write_error() {
-    for cmd in [&["report", ALL_TYPES][..], &["keys", ALL_TYPES], &["check", ALL_TYPES]] {
+    for cmd in [
+        &["report", ALL_TYPES][..],
+        &["keys", ALL_TYPES],
+        &["check", ALL_TYPES],
+    ] {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_rdblens"))
             .current_dir(root())
             .args(cmd)
