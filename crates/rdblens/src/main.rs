@@ -28,7 +28,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use rdblens_analysis::FileInfo;
 
 #[derive(Parser)]
@@ -68,6 +68,27 @@ enum Command {
         #[arg(long)]
         skip_unknown: bool,
     },
+    /// Print a shell completion script, e.g. `rdblens completions bash >
+    /// /etc/bash_completion.d/rdblens` (bash, zsh, fish, elvish, powershell).
+    Completions { shell: clap_complete::Shell },
+    /// Print the manual page (roff), e.g. `rdblens man > /usr/local/share/man/man1/rdblens.1`.
+    Man,
+}
+
+/// `--version`: the build and the RDB versions it reads.
+fn version_text() -> String {
+    format!(
+        "{}\nreads {}",
+        env!("CARGO_PKG_VERSION"),
+        rdblens_parser::SUPPORTED
+    )
+}
+
+/// The command line's definition: `--version` with the RDB versions too
+/// (`-V` and the man page's header have the version alone).
+fn command() -> clap::Command {
+    static VERSION: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    Cli::command().long_version(VERSION.get_or_init(version_text).as_str())
 }
 
 /// `report --fail-on`: a design-rule finding at or above the level.
@@ -99,7 +120,10 @@ fn fail(e: &anyhow::Error, default: u8) -> ExitCode {
 
 fn main() -> ExitCode {
     mapguard::install();
-    let cli = Cli::parse();
+    let cli = match Cli::from_arg_matches(&command().get_matches()) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     match cli.command {
         Command::Report(args) => {
             let (opts, report_opts) = match report::prepare(&args) {
@@ -124,6 +148,15 @@ fn main() -> ExitCode {
         Command::Keys(args) => keys_command(&args),
         Command::Merge(args) => merge_command(&args),
         Command::Diff(args) => diff_command(&args),
+        Command::Completions { shell } => {
+            let mut text = Vec::new();
+            clap_complete::generate(shell, &mut command(), "rdblens", &mut text);
+            print_generated(&text)
+        }
+        Command::Man => match man_page() {
+            Ok(text) => print_generated(&text),
+            Err(e) => fail(&e.into(), EXIT_WRITE),
+        },
         Command::Check { files, skip_unknown } => {
             let mut code = ExitCode::SUCCESS;
             for file in &files {
@@ -151,6 +184,27 @@ fn main() -> ExitCode {
             }
             code
         }
+    }
+}
+
+/// The manual page: the command, then each subcommand's options.
+fn man_page() -> std::io::Result<Vec<u8>> {
+    let cmd = Cli::command();
+    let mut text = Vec::new();
+    clap_mangen::Man::new(cmd.clone()).render(&mut text)?;
+    for sub in cmd.get_subcommands() {
+        let about = sub.get_about().map(|a| a.to_string()).unwrap_or_default();
+        writeln!(text, ".SH \"RDBLENS {}\"\n{about}", sub.get_name().to_uppercase())?;
+        clap_mangen::Man::new(sub.clone()).render_options_section(&mut text)?;
+    }
+    Ok(text)
+}
+
+/// Writes a generated script or page to standard output.
+fn print_generated(text: &[u8]) -> ExitCode {
+    match output::write_all(None, text) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(&e.into(), EXIT_WRITE),
     }
 }
 
