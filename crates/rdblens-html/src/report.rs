@@ -14,6 +14,8 @@ use crate::page::{
 const NAMESPACE_ROWS: usize = 50;
 /// Rows per deeper level in the table (the treemap shows more).
 const CHILD_ROWS: usize = 10;
+/// Rows below the first level in the table at most, whatever `--depth`.
+const TABLE_CHILD_ROWS: usize = 500;
 /// Expiry buckets at most in the zoomable timeline.
 const TIMELINE_BUCKETS: i64 = 4_000;
 
@@ -276,29 +278,34 @@ fn memory(d: &Value) -> Option<String> {
     ))
 }
 
+/// Namespaces in the treemap at most, whatever `--depth` (the heaviest
+/// namespaces' children first).
+const TREEMAP_NODES: usize = 2_500;
+
 /// Namespaces for the treemap: `[label, memory, keys, children]`, at most
-/// [`NAMESPACE_ROWS`] per level.
+/// [`NAMESPACE_ROWS`] per level and [`TREEMAP_NODES`] in all.
 fn treemap_data(p: &Value) -> Value {
-    fn level(nodes: &[Value]) -> Value {
+    fn level(nodes: &[Value], budget: &mut usize) -> Value {
+        let kept: Vec<&Value> = nodes.iter().take(NAMESPACE_ROWS.min(*budget)).collect();
+        *budget -= kept.len();
         Value::Array(
-            nodes
-                .iter()
-                .take(NAMESPACE_ROWS)
+            kept.into_iter()
                 .map(|n| {
                     json!([
                         prefix_text(&n["prefix"]),
                         u(n, "memory"),
                         u(n, "keys"),
-                        level(arr(n, "children"))
+                        level(arr(n, "children"), budget)
                     ])
                 })
                 .collect(),
         )
     }
+    let mut budget = TREEMAP_NODES;
     json!({
         "separator": s(p, "separator"),
         "depth": u(p, "depth"),
-        "tree": level(arr(p, "namespaces")),
+        "tree": level(arr(p, "namespaces"), &mut budget),
         "no_namespace": [u(&p["no_namespace"], "memory"), u(&p["no_namespace"], "keys")],
     })
 }
@@ -321,8 +328,21 @@ fn namespaces(d: &Value) -> Option<String> {
         true,
     );
     // A node's `prefix` is its whole path (`user:42`).
-    fn rows(t: &mut Table, nodes: &[Value], parent: &str, sep: &str, level: usize, total: u64) {
-        let shown = if level == 1 { NAMESPACE_ROWS } else { CHILD_ROWS };
+    struct Ctx<'a> {
+        sep: &'a str,
+        total: u64,
+        /// Rows below the first level still allowed.
+        budget: usize,
+    }
+    fn rows(t: &mut Table, nodes: &[Value], parent: &str, level: usize, cx: &mut Ctx) {
+        let (sep, total) = (cx.sep, cx.total);
+        let shown = if level == 1 {
+            NAMESPACE_ROWS
+        } else {
+            let shown = CHILD_ROWS.min(cx.budget);
+            cx.budget -= shown;
+            shown
+        };
         for (index, n) in nodes.iter().enumerate().take(shown) {
             let name = prefix_text(&n["prefix"]);
             t.row_with(
@@ -336,15 +356,8 @@ fn namespaces(d: &Value) -> Option<String> {
                     bytes_cell(u(n, "serialized_bytes")),
                 ],
             );
-            rows(
-                t,
-                arr(n, "children"),
-                &format!("{name}{sep}"),
-                sep,
-                level + 1,
-                total,
-            );
-            if nodes.len() > shown && index == shown - 1 {
+            rows(t, arr(n, "children"), &format!("{name}{sep}"), level + 1, cx);
+            if nodes.len() > shown && index + 1 == shown {
                 let rest = &nodes[shown..];
                 let mem: u64 = rest.iter().map(|n| u(n, "memory")).sum();
                 let keys: u64 = rest.iter().map(|n| u(n, "keys")).sum();
@@ -370,7 +383,12 @@ fn namespaces(d: &Value) -> Option<String> {
             }
         }
     }
-    rows(&mut t, arr(p, "namespaces"), "", sep, 1, total);
+    let mut cx = Ctx {
+        sep,
+        total,
+        budget: TABLE_CHILD_ROWS,
+    };
+    rows(&mut t, arr(p, "namespaces"), "", 1, &mut cx);
     let none = &p["no_namespace"];
     if u(none, "keys") > 0 {
         t.row_with(

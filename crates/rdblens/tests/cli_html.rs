@@ -10,7 +10,13 @@ use support::rdblens;
 const HOSTILE: &str = "fixtures/html/hostile.rdb";
 
 fn run(args: &[&str]) -> String {
-    let out = rdblens().args(args).assert().success().get_output().stdout.clone();
+    let out = rdblens()
+        .args(args)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
     String::from_utf8(out).unwrap()
 }
 
@@ -57,11 +63,23 @@ fn page_is_self_contained_and_offline() {
     ));
     // Exactly two script blocks (data and code), both inline; nothing to fetch.
     assert_eq!(page.matches("<script").count(), 2);
-    for attr in ["src=\"", "href=\"http", "href=\"//", "url(", "@import", "<link", "<iframe", "<img"] {
+    for attr in [
+        "src=\"",
+        "href=\"http",
+        "href=\"//",
+        "url(",
+        "@import",
+        "<link",
+        "<iframe",
+        "<img",
+    ] {
         assert!(!page.contains(attr), "page contains {attr}");
     }
     // The only URL is the SVG namespace the script creates elements in.
-    let urls: Vec<&str> = page.match_indices("http:").map(|(i, _)| &page[i..i + 27]).collect();
+    let urls: Vec<&str> = page
+        .match_indices("http:")
+        .map(|(i, _)| &page[i..i + 27])
+        .collect();
     assert!(!page.contains("https:"));
     assert_eq!(urls, vec!["http://www.w3.org/2000/svg\""]);
 }
@@ -75,7 +93,13 @@ fn outline_of_the_report() {
 fn hostile_key_names_are_text() {
     let page = html_report(&[]);
     // Raw markup from a key name would start a tag; escaped it is text.
-    for raw in ["<script>alert", "<img src=x", "<!--comment", "onmouseover=\"alert", "</script><script>"] {
+    for raw in [
+        "<script>alert",
+        "<img src=x",
+        "<!--comment",
+        "onmouseover=\"alert",
+        "</script><script>",
+    ] {
         assert!(!page.contains(raw), "unescaped {raw:?} in the page");
     }
     assert!(page.contains("<code>&quot;&lt;script&gt;alert(1)&lt;/script&gt;&quot;</code>"));
@@ -96,7 +120,10 @@ fn hostile_key_names_are_text() {
         .map(|n| n[0].as_str().unwrap())
         .collect();
     assert!(labels.contains(&"<script>alert(1)</script>"), "{labels:?}");
-    assert!(labels.contains(&"ns</script><script>alert(3)</script>"), "{labels:?}");
+    assert!(
+        labels.contains(&"ns</script><script>alert(3)</script>"),
+        "{labels:?}"
+    );
     assert!(labels.contains(&"bin"), "{labels:?}");
 }
 
@@ -110,7 +137,10 @@ fn figures_are_in_the_page_without_javascript() {
     let memory = json["totals"]["memory"].as_u64().unwrap();
     assert!(page.contains(&format!("id=\"total-memory\" data-v=\"{memory}\">")));
     // The biggest key by memory, as the JSON report has it.
-    assert_eq!(json["top_keys"]["by_memory"][0]["key"], "amp:&lt;not-an-entity&gt;");
+    assert_eq!(
+        json["top_keys"]["by_memory"][0]["key"],
+        "amp:&lt;not-an-entity&gt;"
+    );
     assert!(page.contains("<code id=\"biggest-key\">&quot;amp:&amp;lt;not-an-entity&amp;gt;&quot;</code>"));
     // The expiry cluster of the 600 `burst:*` keys (and 33 sessions in the same day).
     let cluster = &json["expiry"]["clusters"][0];
@@ -128,7 +158,11 @@ fn figures_are_in_the_page_without_javascript() {
     keys.sort();
     keys.dedup();
     assert_eq!(keys.len(), 31);
-    assert_eq!(rows.matches("<tr>").count(), 1 + 31, "the header and the three top lists' keys once each");
+    assert_eq!(
+        rows.matches("<tr>").count(),
+        1 + 31,
+        "the header and the three top lists' keys once each"
+    );
 }
 
 #[test]
@@ -142,7 +176,14 @@ fn sections_follow_the_section_flag() {
 
 #[test]
 fn diff_page() {
-    let page = run(&["diff", "fixtures/rules/clean.rdb", HOSTILE, "-q", "--format", "html"]);
+    let page = run(&[
+        "diff",
+        "fixtures/rules/clean.rdb",
+        HOSTILE,
+        "-q",
+        "--format",
+        "html",
+    ]);
     assert!(page.contains("<section id=\"namespaces\">"));
     assert!(page.contains("<td class=\"divcell\" data-v=\""));
     assert!(!page.contains("<script>alert"));
@@ -166,7 +207,15 @@ fn hundred_shards_under_two_megabytes() {
     let dir = tempfile::tempdir().unwrap();
     let summary = dir.path().join("s.json");
     rdblens()
-        .args(["report", "fixtures/rules/expiry.rdb", "-q", "--top", "100", "--summary-only", "-o"])
+        .args([
+            "report",
+            "fixtures/rules/expiry.rdb",
+            "-q",
+            "--top",
+            "100",
+            "--summary-only",
+            "-o",
+        ])
         .arg(&summary)
         .assert()
         .success();
@@ -179,6 +228,10 @@ fn hundred_shards_under_two_megabytes() {
     }
     let page = String::from_utf8(cmd.assert().success().get_output().stdout.clone()).unwrap();
     assert!(page.contains("<section id=\"shards\">"));
-    assert_eq!(page.matches("<td class=\"path\">").count(), 100 + 100, "files table and shard table");
+    assert_eq!(
+        page.matches("<td class=\"path\">").count(),
+        100 + 100,
+        "files table and shard table"
+    );
     assert!(page.len() < 2 << 20, "{} bytes", page.len());
 }

@@ -53,7 +53,9 @@ fn browser(bin: &Path, profile: &Path) -> Command {
 
 /// The value of `name="..."` in the first tag that has `marker`.
 fn attr<'d>(dom: &'d str, marker: &str, name: &str) -> &'d str {
-    let at = dom.find(marker).unwrap_or_else(|| panic!("{marker} not in the DOM"));
+    let at = dom
+        .find(marker)
+        .unwrap_or_else(|| panic!("{marker} not in the DOM"));
     let tag_start = dom[..=at].rfind('<').unwrap();
     let tag = &dom[tag_start..tag_start + dom[tag_start..].find('>').unwrap()];
     let key = format!(" {name}=\"");
@@ -107,17 +109,33 @@ fn report_in_headless_chromium() {
         .arg(&url)
         .output()
         .unwrap();
-    assert!(out.status.success(), "chromium failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "chromium failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let dom = String::from_utf8(out.stdout).unwrap();
 
     // The script ran to the end, with no error and no request.
-    assert_eq!(attr(&dom, "<body", "data-ready"), "1", "the page's script did not finish");
-    assert_eq!(attr(&dom, "<body", "data-errors"), "0", "{}", attr(&dom, "<body", "data-error-text"));
+    assert_eq!(
+        attr(&dom, "<body", "data-ready"),
+        "1",
+        "the page's script did not finish"
+    );
+    assert_eq!(
+        attr(&dom, "<body", "data-errors"),
+        "0",
+        "{}",
+        attr(&dom, "<body", "data-error-text")
+    );
     assert_eq!(attr(&dom, "<body", "data-requests"), "0");
     assert_eq!(attr(&dom, "<body", "data-blocked"), "0");
     // The charts were drawn.
-    assert!(dom.contains("<div class=\"chart\" id=\"treemap\" role=\"img\" aria-label=\"Namespace treemap\"><svg"));
-    assert!(dom.contains("<div class=\"chart\" id=\"timeline\" role=\"img\" aria-label=\"Expiry timeline\"><svg"));
+    assert!(dom
+        .contains("<div class=\"chart\" id=\"treemap\" role=\"img\" aria-label=\"Namespace treemap\"><svg"));
+    assert!(
+        dom.contains("<div class=\"chart\" id=\"timeline\" role=\"img\" aria-label=\"Expiry timeline\"><svg")
+    );
     // No key name became an element: the DOM has no script but the page's two.
     assert_eq!(dom.matches("<script").count(), 2);
     assert!(!dom.contains("<img"));
@@ -130,9 +148,15 @@ fn report_in_headless_chromium() {
     let shown = unescape(text_after(&dom, "<code id=\"biggest-key\">"));
     assert_eq!(shown, format!("\"{}\"", biggest["key"].as_str().unwrap()));
     let cluster = json["expiry"]["clusters"][0]["keys"].as_u64().unwrap();
-    assert_eq!(attr(&dom, "<tr id=\"cluster-0\"", "data-keys"), cluster.to_string());
+    assert_eq!(
+        attr(&dom, "<tr id=\"cluster-0\"", "data-keys"),
+        cluster.to_string()
+    );
     // The timeline marks the cluster with its key count.
-    assert!(dom.contains(&format!("cluster · {cluster} keys")), "no cluster marker in the timeline");
+    assert!(
+        dom.contains(&format!("cluster · {cluster} keys")),
+        "no cluster marker in the timeline"
+    );
 
     let shot = root().join("target/html-report.png");
     let out = browser(&bin, &dir.path().join("profile"))
@@ -141,7 +165,15 @@ fn report_in_headless_chromium() {
         .arg(&url)
         .output()
         .unwrap();
-    assert!(out.status.success(), "chromium failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "chromium failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let png = std::fs::read(&shot).unwrap();
-    assert!(png.starts_with(b"\x89PNG") && png.len() > 50_000, "screenshot of {} bytes", png.len());
+    assert!(
+        png.starts_with(b"\x89PNG") && png.len() > 50_000,
+        "screenshot of {} bytes",
+        png.len()
+    );
 }
