@@ -15,6 +15,8 @@ use crate::summary_file::{Shaping, SummaryFile};
 pub enum Format {
     Table,
     Json,
+    /// One self-contained page with charts (docs/html-report.md).
+    Html,
 }
 
 /// `--fail-on`: the least severe finding that fails the run.
@@ -232,8 +234,8 @@ fn terminal_width() -> Option<u16> {
 
 /// Checks the flags before any work: errors here are usage errors (exit 2).
 pub fn prepare(args: &ReportArgs) -> Result<(Options, ReportOptions)> {
-    if args.summary_only && args.format == Some(Format::Table) {
-        bail!("--summary-only writes JSON: drop --format table");
+    if args.summary_only && matches!(args.format, Some(Format::Table | Format::Html)) {
+        bail!("--summary-only writes JSON: drop --format table/html");
     }
     crate::input::refuse_repeated_inputs(&args.files)?;
     let inputs = args.files.iter().chain(&args.model.config).chain(&args.rules);
@@ -301,6 +303,7 @@ pub fn render(
     Ok(match format {
         Format::Json => rdblens_report::to_json(summary, &report_opts)?,
         Format::Table => rdblens_report::to_table(summary, &report_opts),
+        Format::Html => rdblens_html::report(summary, &report_opts)?,
     })
 }
 
