@@ -17,6 +17,8 @@ const NAMESPACE_ROWS: usize = 50;
 const CHILD_ROWS: usize = 10;
 /// Rows below the first level in the table at most, whatever `--depth`.
 const TABLE_CHILD_ROWS: usize = 500;
+/// Findings listed per rule before the rest are folded.
+const FINDINGS_SHOWN: usize = 5;
 /// Expiry buckets at most in the zoomable timeline over the whole span...
 const TIMELINE_BUCKETS: i64 = 2_000;
 /// ...and across each expiry cluster.
@@ -35,14 +37,14 @@ pub fn page(d: &Value, fine_expiry: Value) -> Page {
             body.push_str(&h);
         }
     };
-    add("findings", "Findings", findings(d));
     add("shards", "Shards", shards(d));
-    add("memory", "Memory", memory(d));
     add("namespaces", "Namespaces", namespaces(d));
+    add("memory", "Memory", memory(d));
     add("bigkeys", "Top keys", top_keys(d));
+    add("expiry", "Expiry", expiry(d));
+    add("findings", "Findings", findings(d));
     add("limits", "Encoding limits", limits(d));
     add("ttl", "TTL", ttl(d));
-    add("expiry", "Expiry", expiry(d));
     add("keynames", "Key names", key_names(d));
     add("slots", "Slots", slots(d));
     add("access", "LRU/LFU", access(d));
@@ -148,7 +150,7 @@ fn overview(d: &Value) -> String {
     ));
     if let Some(biggest) = arr(d.get("top_keys").unwrap_or(&Value::Null), "by_memory").first() {
         out.push_str(&format!(
-            "<div class=\"card wide\"><div class=\"label\">Biggest key</div><div class=\"value key\"><code id=\"biggest-key\">{}</code></div><div class=\"note\">{} · {} {}</div></div>",
+            "<div class=\"card\"><div class=\"label\">Biggest key</div><div class=\"value key\"><code id=\"biggest-key\">{}</code></div><div class=\"note\">{} · {} {}</div></div>",
             html(&key_text(biggest)),
             bytes(u(biggest, "memory")),
             html(s(biggest, "type")),
@@ -317,12 +319,19 @@ fn treemap_data(p: &Value) -> Value {
         Value::Array(
             kept.into_iter()
                 .map(|n| {
-                    json!([
-                        prefix_text(&n["prefix"]),
-                        u(n, "memory"),
-                        u(n, "keys"),
-                        level(arr(n, "children"), budget)
-                    ])
+                    let mut children = level(arr(n, "children"), budget);
+                    // What was folded away still takes its share of the area.
+                    if let (Some(f), Value::Array(list)) =
+                        (n.get("folded").filter(|f| !f.is_null()), &mut children)
+                    {
+                        list.push(json!([
+                            format!("(~{} more, folded)", count(u(f, "prefixes"))),
+                            u(f, "memory"),
+                            u(f, "keys"),
+                            []
+                        ]));
+                    }
+                    json!([prefix_text(&n["prefix"]), u(n, "memory"), u(n, "keys"), children])
                 })
                 .collect(),
         )
@@ -383,6 +392,22 @@ fn namespaces(d: &Value) -> Option<String> {
                 ],
             );
             rows(t, arr(n, "children"), &format!("{name}{sep}"), level + 1, cx);
+            if let Some(f) = n.get("folded").filter(|f| !f.is_null()) {
+                t.row_with(
+                    &format!(" class=\"lvl{} more\"", level + 1),
+                    &[
+                        text(&format!(
+                            "~{} more under {name}{sep} (folded)",
+                            count(u(f, "prefixes"))
+                        )),
+                        count_cell(u(f, "keys")),
+                        count_cell(u(f, "keys_with_expiry")),
+                        bytes_cell(u(f, "memory")),
+                        bar(u(f, "memory"), total),
+                        bytes_cell(u(f, "serialized_bytes")),
+                    ],
+                );
+            }
             if nodes.len() > shown && index + 1 == shown {
                 let rest = &nodes[shown..];
                 let mem: u64 = rest.iter().map(|n| u(n, "memory")).sum();
@@ -933,7 +958,13 @@ fn findings(d: &Value) -> Option<String> {
             out.push_str(&format!("<p class=\"advice\">{}</p>", html(advice)));
         }
         out.push_str("<ul class=\"findings\">");
-        for f in of_rule {
+        for (n, f) in of_rule.iter().enumerate() {
+            if n == FINDINGS_SHOWN {
+                out.push_str(&format!(
+                    "</ul><details class=\"more print-open\"><summary>{} more</summary><ul class=\"findings\">",
+                    of_rule.len() - n
+                ));
+            }
             let mut extra = Vec::new();
             if u(f, "keys") > 0 {
                 extra.push(format!("{} keys", count(u(f, "keys"))));
@@ -963,7 +994,11 @@ fn findings(d: &Value) -> Option<String> {
                 ex = if examples.is_empty() { String::new() } else { format!("<div class=\"examples\">{}</div>", examples.join(" ")) },
             ));
         }
-        out.push_str("</ul></details>");
+        out.push_str(if of_rule.len() > FINDINGS_SHOWN {
+            "</ul></details></details>"
+        } else {
+            "</ul></details>"
+        });
     }
     if !any {
         out.push_str("<p>No rule found anything.</p>");
