@@ -121,6 +121,9 @@ pub fn run(
             .context("cannot serialize the diff")
             .map_err(SummaryError::Input)?,
         Format::Table => rdblens_report::diff::to_table(&old.summary, &new.summary, &report_opts),
+        Format::Html => rdblens_html::diff(&old.summary, &new.summary, &report_opts)
+            .context("cannot serialize the diff")
+            .map_err(SummaryError::Input)?,
     };
     write_text(args.output.as_deref(), &text).map_err(SummaryError::Input)?;
     Ok([old.summary, new.summary])
