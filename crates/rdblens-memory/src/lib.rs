@@ -50,6 +50,7 @@ mod rax;
 mod rules;
 mod score;
 mod sds;
+mod shape;
 mod version;
 mod visitor;
 
@@ -73,6 +74,7 @@ pub mod listpack_entry {
 pub use encoding::Encoding;
 pub use limits::Limits;
 pub use profile::Profile;
+pub use shape::{keyspace_overhead, price_part, Shape};
 pub use version::{Family, ServerVersion};
 
 use rdblens_parser::{Entry, Result, Scratch, Tee, ValueVisitor};
@@ -93,6 +95,9 @@ pub struct Estimate {
     /// allocator rounding of the key and entry it does not count, and the
     /// expires-table entry of a key with a TTL (memory-model.md §6).
     pub keyspace_overhead: u64,
+    /// The sums the estimate was made of, to price the value split over
+    /// several keys ([`price_part`]).
+    pub shape: Shape,
 }
 
 /// Estimates `entry` as `profile`'s server would hold it after loading it.
@@ -146,7 +151,13 @@ impl<'p> Estimator<'p> {
         if let Some(s) = entry.string()? {
             also.string(s);
             let ctx = self.ctx(entry);
-            return Ok(self.finish(model::string::of(Some(visitor::StringFacts::of(s)), &ctx), &ctx));
+            let facts = visitor::StringFacts::of(s);
+            let shape = Shape {
+                count: facts.len,
+                string_int: facts.int,
+                ..Shape::default()
+            };
+            return Ok(self.finish(model::string::of(Some(facts), &ctx), &ctx, shape));
         }
         let mut collector = visitor::Collector::new(
             &self.rules,
@@ -157,7 +168,8 @@ impl<'p> Estimator<'p> {
         entry.visit_with(scratch, &mut Tee(&mut collector, also))?;
         let facts = collector.finish();
         let ctx = self.ctx(entry);
-        Ok(self.finish(model::value(&facts, &ctx), &ctx))
+        let shape = Shape::of(&facts, entry.kind());
+        Ok(self.finish(model::value(&facts, &ctx), &ctx, shape))
     }
 
     fn ctx(&self, entry: &Entry<'_>) -> model::Ctx<'_> {
@@ -173,12 +185,13 @@ impl<'p> Estimator<'p> {
         }
     }
 
-    fn finish(&self, value: model::Value, ctx: &model::Ctx<'_>) -> Estimate {
+    fn finish(&self, value: model::Value, ctx: &model::Ctx<'_>, shape: Shape) -> Estimate {
         Estimate {
             encoding: value.encoding,
             memory: value.object.map(|o| model::memory_usage(o, ctx)),
             compact_memory: value.compact.map(|o| model::memory_usage(o, ctx)),
             keyspace_overhead: model::keyspace::overhead(ctx),
+            shape,
         }
     }
 }
