@@ -60,31 +60,50 @@ pub fn headroom(count: u64, buckets: u64, limit: u64) -> f64 {
 /// Points at most priced per distribution.
 const POINTS: u64 = 160;
 
-/// `E[price(k)]` for k ~ Binomial(`count`, 1/`buckets`), with a normal
-/// approximation over +-5 deviations.
+/// `E[price(k)]` for k ~ Binomial(`count`, 1/`buckets`), over +-6
+/// deviations around the mean. The weights come from the ratio of
+/// consecutive probabilities, P(k+1)/P(k) = (n-k)/(k+1) * p/(1-p), so no
+/// factorial is ever computed; wide distributions are priced at most at
+/// [`POINTS`] points, each carrying the weight of its stretch of counts.
 pub fn expected_price(count: u64, buckets: u64, mut price: impl FnMut(u64) -> u64) -> f64 {
     let p = 1.0 / buckets.max(1) as f64;
+    if p >= 1.0 {
+        return price(count) as f64;
+    }
     let mean = count as f64 * p;
     let sd = (count as f64 * p * (1.0 - p)).sqrt();
-    if sd < 0.5 {
-        return price(mean.round() as u64) as f64;
+    let lo = (mean - 6.0 * sd - 1.0).floor().max(0.0) as u64;
+    let hi = ((mean + 6.0 * sd + 1.0).ceil() as u64).min(count);
+    let mode = (mean.floor() as u64).clamp(lo, hi);
+    let ratio = p / (1.0 - p);
+    // Relative weights, 1 at the mode.
+    let mut w = vec![0.0f64; (hi - lo + 1) as usize];
+    w[(mode - lo) as usize] = 1.0;
+    for k in mode..hi {
+        let i = (k - lo) as usize;
+        w[i + 1] = w[i] * (count - k) as f64 / (k + 1) as f64 * ratio;
     }
-    let lo = (mean - 5.0 * sd).floor().max(0.0) as u64;
-    let hi = ((mean + 5.0 * sd).ceil() as u64).min(count);
-    let step = ((hi - lo) / POINTS).max(1);
-    let (mut sum, mut weights) = (0.0, 0.0);
-    let mut k = lo;
-    while k <= hi {
-        let z = (k as f64 - mean) / sd;
-        let w = (-0.5 * z * z).exp();
-        sum += w * price(k) as f64;
-        weights += w;
-        k += step;
+    for k in (lo + 1..=mode).rev() {
+        let i = (k - lo) as usize;
+        // P(k-1) = P(k) * k / (n-k+1) / ratio
+        w[i - 1] = w[i] * k as f64 / (count - k + 1) as f64 / ratio;
     }
-    if weights == 0.0 {
+    let stride = ((hi - lo + 1).div_ceil(POINTS)).max(1) as usize;
+    let (mut sum, mut total) = (0.0, 0.0);
+    for (c, chunk) in w.chunks(stride).enumerate() {
+        let weight: f64 = chunk.iter().sum();
+        if weight == 0.0 {
+            continue;
+        }
+        let first = lo + (c * stride) as u64;
+        let centre: f64 = chunk.iter().enumerate().map(|(j, x)| x * j as f64).sum::<f64>() / weight;
+        sum += weight * price(first + centre.round() as u64) as f64;
+        total += weight;
+    }
+    if total == 0.0 {
         price(mean.round() as u64) as f64
     } else {
-        sum / weights
+        sum / total
     }
 }
 
@@ -117,7 +136,7 @@ mod tests {
         // 1.25 * 358 = 447.5; + 3 * sqrt(447.5) = 511.0 <= 512.
         assert_eq!(mean_per_bucket(512), 358);
         assert_eq!(mean_per_bucket(128), 78);
-        assert_eq!(mean_per_bucket(5000), 3831);
+        assert_eq!(mean_per_bucket(5000), 3833);
         assert_eq!(mean_per_bucket(1), 1);
         assert_eq!(buckets_for(20_000, 358), 56);
         assert_eq!(buckets_for(100, 358), 2);
@@ -135,6 +154,10 @@ mod tests {
         // A step at 100: half the buckets of mean 100 land above it.
         let e = expected_price(100_000, 1000, |k| if k > 100 { 2 } else { 1 });
         assert!((1.40..1.50).contains(&e), "{e}");
-        assert_eq!(expected_price(10, 10, |k| k * 7), 7.0);
+        // A linear price: the expectation is the price of the mean.
+        let e = expected_price(10, 10, |k| k * 7);
+        assert!((e - 7.0).abs() < 1e-5, "{e}");
+        let e = expected_price(1_000_000, 3, |k| k);
+        assert!((e - 333_333.3).abs() < 2.0, "{e}");
     }
 }
