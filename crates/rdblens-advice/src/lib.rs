@@ -163,8 +163,9 @@ pub struct Plans {
 }
 
 /// The target the plans are priced for: the profile the first file was
-/// estimated with (by name), with the allocator quantum and the
-/// compact-encoding limits given (the ones the analysis ran with).
+/// estimated with (by name) and the allocator quantum it assumed (given
+/// with `--jemalloc-quantum` or detected), unless `quantum` overrides it,
+/// with the compact-encoding limits given (the ones the analysis ran with).
 pub fn target_for(summary: &Summary, quantum: Option<u64>, config: &[(String, String)]) -> Profile {
     let mut profile = summary
         .files
@@ -177,7 +178,12 @@ pub fn target_for(summary: &Summary, quantum: Option<u64>, config: &[(String, St
                 8,
             )
         });
-    if let Some(q) = quantum {
+    let assumed = summary
+        .files
+        .first()
+        .and_then(|f| f.allocator.as_ref())
+        .map(|a| a.quantum);
+    if let Some(q) = quantum.or(assumed) {
         profile.quantum = q;
     }
     for (name, value) in config {

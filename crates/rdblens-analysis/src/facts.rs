@@ -41,7 +41,35 @@ pub struct KeyFacts<'k> {
     pub shape: Shape,
 }
 
-impl KeyFacts<'_> {
+impl<'k> KeyFacts<'k> {
+    /// A small string key with these name, expiry and memory, as tests and
+    /// synthetic keyspaces feed accumulators directly.
+    pub fn synthetic(key: &'k [u8], expiry_ms: Option<i64>, memory: u64) -> Self {
+        KeyFacts {
+            db: 0,
+            key,
+            kind: TypeKind::String,
+            module: None,
+            rdb_type: "string",
+            encoding: Encoding::Embstr,
+            elements: 1,
+            max_element_len: 8,
+            payload_bytes: 8,
+            serialized_bytes: 10,
+            memory,
+            memory_estimated: true,
+            compact_memory: None,
+            keyspace_overhead: 8,
+            expiry_ms,
+            idle_seconds: None,
+            lfu_freq: None,
+            slot: key_slot(key),
+            lzf_stored_bytes: 0,
+            lzf_uncompressed_bytes: 0,
+            limit: None,
+        }
+    }
+
     /// Type name for grouping: the logical type, or `module:<name>`.
     pub fn type_name(&self) -> String {
         match &self.module {

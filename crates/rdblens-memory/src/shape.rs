@@ -182,6 +182,8 @@ pub fn price_part(
         memory: value.object.map(|o| model::memory_usage(o, &ctx)),
         compact_memory: value.compact.map(|o| model::memory_usage(o, &ctx)),
         keyspace_overhead: model::keyspace::overhead(&ctx),
+        bucket_share: model::keyspace::bucket_share(&ctx),
+        allocator_slack: model::allocator_slack(&facts, value.encoding, &ctx),
         shape: Shape::default(),
     }
 }

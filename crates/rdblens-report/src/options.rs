@@ -75,6 +75,9 @@ pub struct ReportOptions {
     pub top: usize,
     /// Expiry histogram width; `None` = chosen from the spread.
     pub bucket_ms: Option<i64>,
+    /// Expiry window shown (`--expiry-window FROM..TO`, unix ms, end
+    /// exclusive); `None` = every expiry.
+    pub expiry_window: Option<(i64, i64)>,
     /// Terminal width for tables; `None` = not a terminal (plain, unwrapped).
     pub width: Option<u16>,
     pub cluster_rule: ClusterRule,
@@ -90,6 +93,7 @@ impl Default for ReportOptions {
             sections: Section::ALL.to_vec(),
             top: 20,
             bucket_ms: None,
+            expiry_window: None,
             width: None,
             cluster_rule: ClusterRule::default(),
             sort: SortBy::Memory,
@@ -112,8 +116,20 @@ impl ReportOptions {
     }
 
     pub fn expiry_bucket_ms(&self, h: &ExpiryHistogram) -> i64 {
+        let (from, to) = self.expiry_range();
         self.bucket_ms
-            .unwrap_or_else(|| auto_width(h, AUTO_BARS))
+            .unwrap_or_else(|| auto_width(h, AUTO_BARS, from, to))
             .max(h.width_ms())
+    }
+
+    /// The expiry window shown, `[from, to)` in unix ms.
+    pub fn expiry_range(&self) -> (i64, i64) {
+        self.expiry_window.unwrap_or((i64::MIN, i64::MAX))
+    }
+
+    /// Whether a window `[start, end)` overlaps the expiry window shown.
+    pub fn in_expiry_window(&self, start: i64, end: i64) -> bool {
+        let (from, to) = self.expiry_range();
+        start < to && end > from
     }
 }
