@@ -596,7 +596,12 @@ pub fn render(s: &Summary, opts: &ReportOptions) -> String {
             Section::Slots => slots(&mut out, s, opts),
             Section::Access => access(&mut out, s, opts),
             Section::Findings => crate::findings::render(&mut out, &rdblens_audit::audit(s), opts),
+            Section::Plans => {}
         }
+    }
+    if opts.sections.contains(&Section::Plans) {
+        out.push('\n');
+        out.push_str(&rdblens_advice::text::render(&opts.plans(s, &rdblens_audit::audit(s))));
     }
     out
 }

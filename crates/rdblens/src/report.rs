@@ -67,7 +67,7 @@ pub struct ReportArgs {
     /// Write the report here instead of standard output.
     #[arg(long, short)]
     pub output: Option<PathBuf>,
-    /// Sections to show (comma-separated): bigkeys,encodings,ttl,expiry,keys,prefixes,slots,access,findings.
+    /// Sections to show (comma-separated): shards,bigkeys,encodings,ttl,expiry,keys,prefixes,slots,access,findings; `plans` (split plans, docs/advisor.md) only when named.
     #[arg(long, value_delimiter = ',')]
     pub section: Vec<String>,
     /// No progress output.
@@ -203,7 +203,12 @@ pub fn rendering(section: &[String], top: usize, bucket: &str, sort: SortBy) -> 
         sections.push(Section::parse(s).with_context(|| {
             format!(
                 "unknown section '{s}' (expected {})",
-                Section::ALL.map(|s| s.name()).join(",")
+                Section::ALL
+                    .into_iter()
+                    .chain(Section::OPTIONAL)
+                    .map(|s| s.name())
+                    .collect::<Vec<_>>()
+                    .join(",")
             )
         })?);
     }
@@ -257,6 +262,10 @@ pub fn run(args: &ReportArgs, opts: &Options, report_opts: ReportOptions) -> Res
         return Ok(file.summary);
     }
     let format = args.format.unwrap_or(Format::Table);
+    let report_opts = ReportOptions {
+        target: Some(rdblens_advice::target_for(&summary, opts.quantum, &opts.config)),
+        ..report_opts
+    };
     write_text(
         args.output.as_deref(),
         &render(&summary, format, report_opts, args.output.is_some())?,
