@@ -33,6 +33,7 @@ pub fn page(d: &Value, fine_expiry: Value) -> Page {
         }
     };
     add("findings", "Findings", findings(d));
+    add("plans", "Split plans", crate::plans::plans(d));
     add("shards", "Shards", shards(d));
     add("memory", "Memory", memory(d));
     add("namespaces", "Namespaces", namespaces(d));
