@@ -19,7 +19,10 @@ use rdblens_report::ReportOptions;
 /// The page for `report` and `merge`.
 pub fn report(summary: &Summary, opts: &ReportOptions) -> serde_json::Result<String> {
     let doc: serde_json::Value = serde_json::from_str(&rdblens_report::to_json(summary, opts)?)?;
-    let fine = report::fine_expiry(&summary.keys.expiry);
+    let fine = doc
+        .get("expiry")
+        .map(|e| report::fine_expiry(&summary.keys.expiry, e))
+        .unwrap_or_default();
     Ok(report::page(&doc, fine).render())
 }
 

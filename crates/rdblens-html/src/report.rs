@@ -2,6 +2,7 @@
 //! report, as tables rendered here (readable without JavaScript and in
 //! print) and as charts the script draws from the same document.
 
+use rdblens_analysis::acc::expiry::ExpiryHistogram;
 use serde_json::{json, Value};
 
 use crate::escape::{html, key_text, prefix_text};
@@ -16,8 +17,12 @@ const NAMESPACE_ROWS: usize = 50;
 const CHILD_ROWS: usize = 10;
 /// Rows below the first level in the table at most, whatever `--depth`.
 const TABLE_CHILD_ROWS: usize = 500;
-/// Expiry buckets at most in the zoomable timeline.
-const TIMELINE_BUCKETS: i64 = 4_000;
+/// Findings listed per rule before the rest are folded.
+const FINDINGS_SHOWN: usize = 5;
+/// Expiry buckets at most in the zoomable timeline over the whole span...
+const TIMELINE_BUCKETS: i64 = 2_000;
+/// ...and across each expiry cluster.
+const CLUSTER_BUCKETS: i64 = 3_600;
 
 /// The page for a JSON report `d`; `fine_expiry` is the expiry histogram at
 /// the finest width up to [`TIMELINE_BUCKETS`] buckets (`[start_ms, keys,
@@ -32,15 +37,15 @@ pub fn page(d: &Value, fine_expiry: Value) -> Page {
             body.push_str(&h);
         }
     };
+    add("shards", "Shards", shards(d));
+    add("namespaces", "Namespaces", namespaces(d));
+    add("memory", "Memory", memory(d));
+    add("bigkeys", "Top keys", top_keys(d));
+    add("expiry", "Expiry", expiry(d));
     add("findings", "Findings", findings(d));
     add("plans", "Split plans", crate::plans::plans(d));
-    add("shards", "Shards", shards(d));
-    add("memory", "Memory", memory(d));
-    add("namespaces", "Namespaces", namespaces(d));
-    add("bigkeys", "Top keys", top_keys(d));
     add("limits", "Encoding limits", limits(d));
     add("ttl", "TTL", ttl(d));
-    add("expiry", "Expiry", expiry(d));
     add("keynames", "Key names", key_names(d));
     add("slots", "Slots", slots(d));
     add("access", "LRU/LFU", access(d));
@@ -67,27 +72,50 @@ pub fn page(d: &Value, fine_expiry: Value) -> Page {
     }
 }
 
-/// The zoomable timeline's buckets: the stored histogram at the finest
-/// width that keeps at most [`TIMELINE_BUCKETS`] buckets.
-pub fn fine_expiry(h: &rdblens_analysis::acc::expiry::ExpiryHistogram) -> Value {
+/// The zoomable timeline's buckets, `[start_ms, keys, memory, width_ms]`:
+/// the stored histogram in at most [`TIMELINE_BUCKETS`] buckets over the
+/// report histogram's span, and at the stored resolution (or the finest
+/// width keeping [`CLUSTER_BUCKETS`]) across each cluster, so zooming into
+/// a cluster goes down to the second.
+pub fn fine_expiry(h: &ExpiryHistogram, report: &Value) -> Value {
     let stored = h.width_ms().max(1);
-    let buckets = h.rebucket(stored);
-    let span = match (buckets.keys().next(), buckets.keys().next_back()) {
-        (Some(first), Some(last)) => last - first,
-        _ => 0,
+    let bars = arr(report, "histogram");
+    let (Some(first), Some(last)) = (bars.first(), bars.last()) else {
+        return Value::Array(Vec::new());
     };
-    let steps = (span / stored / TIMELINE_BUCKETS) + 1;
-    let buckets = if steps > 1 {
-        h.rebucket(stored * steps)
-    } else {
-        buckets
-    };
-    Value::Array(
-        buckets
-            .into_iter()
-            .map(|(start, b)| json!([start, b.keys, b.memory]))
-            .collect(),
-    )
+    let span = i(last, "start_ms") + i(report, "bucket_ms") - i(first, "start_ms");
+    let coarse = stored * (span / stored / TIMELINE_BUCKETS + 1);
+    // Cluster windows widened to whole coarse buckets, merged when they touch.
+    let mut windows: Vec<(i64, i64)> = Vec::new();
+    for c in arr(report, "clusters") {
+        let start = i(c, "start_ms").div_euclid(coarse) * coarse;
+        let end = (i(c, "end_ms") + coarse - 1).div_euclid(coarse) * coarse;
+        match windows.last_mut() {
+            Some(w) if start <= w.1 => w.1 = w.1.max(end),
+            _ => windows.push((start, end)),
+        }
+    }
+    let inside = |t: i64| windows.iter().any(|&(s, e)| (s..e).contains(&t));
+    let mut out: Vec<[i64; 4]> = h
+        .rebucket(coarse)
+        .into_iter()
+        .filter(|(start, _)| coarse == stored || !inside(*start))
+        .map(|(start, b)| [start, b.keys as i64, b.memory as i64, coarse])
+        .collect();
+    if coarse > stored {
+        for &(start, end) in &windows {
+            let width = stored * ((end - start) / stored / CLUSTER_BUCKETS + 1);
+            let mut fine: std::collections::BTreeMap<i64, (u64, u64)> = Default::default();
+            for (t, b) in h.buckets_in(start..end) {
+                let e = fine.entry(t.div_euclid(width) * width).or_default();
+                e.0 += b.keys;
+                e.1 += b.memory;
+            }
+            out.extend(fine.into_iter().map(|(t, (k, m))| [t, k as i64, m as i64, width]));
+        }
+        out.sort_unstable();
+    }
+    json!(out)
 }
 
 fn overview(d: &Value) -> String {
@@ -123,7 +151,7 @@ fn overview(d: &Value) -> String {
     ));
     if let Some(biggest) = arr(d.get("top_keys").unwrap_or(&Value::Null), "by_memory").first() {
         out.push_str(&format!(
-            "<div class=\"card wide\"><div class=\"label\">Biggest key</div><div class=\"value key\"><code id=\"biggest-key\">{}</code></div><div class=\"note\">{} · {} {}</div></div>",
+            "<div class=\"card\"><div class=\"label\">Biggest key</div><div class=\"value key\"><code id=\"biggest-key\">{}</code></div><div class=\"note\">{} · {} {}</div></div>",
             html(&key_text(biggest)),
             bytes(u(biggest, "memory")),
             html(s(biggest, "type")),
@@ -292,12 +320,19 @@ fn treemap_data(p: &Value) -> Value {
         Value::Array(
             kept.into_iter()
                 .map(|n| {
-                    json!([
-                        prefix_text(&n["prefix"]),
-                        u(n, "memory"),
-                        u(n, "keys"),
-                        level(arr(n, "children"), budget)
-                    ])
+                    let mut children = level(arr(n, "children"), budget);
+                    // What was folded away still takes its share of the area.
+                    if let (Some(f), Value::Array(list)) =
+                        (n.get("folded").filter(|f| !f.is_null()), &mut children)
+                    {
+                        list.push(json!([
+                            format!("(~{} more, folded)", count(u(f, "prefixes"))),
+                            u(f, "memory"),
+                            u(f, "keys"),
+                            []
+                        ]));
+                    }
+                    json!([prefix_text(&n["prefix"]), u(n, "memory"), u(n, "keys"), children])
                 })
                 .collect(),
         )
@@ -358,6 +393,22 @@ fn namespaces(d: &Value) -> Option<String> {
                 ],
             );
             rows(t, arr(n, "children"), &format!("{name}{sep}"), level + 1, cx);
+            if let Some(f) = n.get("folded").filter(|f| !f.is_null()) {
+                t.row_with(
+                    &format!(" class=\"lvl{} more\"", level + 1),
+                    &[
+                        text(&format!(
+                            "~{} more under {name}{sep} (folded)",
+                            count(u(f, "prefixes"))
+                        )),
+                        count_cell(u(f, "keys")),
+                        count_cell(u(f, "keys_with_expiry")),
+                        bytes_cell(u(f, "memory")),
+                        bar(u(f, "memory"), total),
+                        bytes_cell(u(f, "serialized_bytes")),
+                    ],
+                );
+            }
             if nodes.len() > shown && index + 1 == shown {
                 let rest = &nodes[shown..];
                 let mem: u64 = rest.iter().map(|n| u(n, "memory")).sum();
@@ -908,7 +959,13 @@ fn findings(d: &Value) -> Option<String> {
             out.push_str(&format!("<p class=\"advice\">{}</p>", html(advice)));
         }
         out.push_str("<ul class=\"findings\">");
-        for f in of_rule {
+        for (n, f) in of_rule.iter().enumerate() {
+            if n == FINDINGS_SHOWN {
+                out.push_str(&format!(
+                    "</ul><details class=\"more print-open\"><summary>{} more</summary><ul class=\"findings\">",
+                    of_rule.len() - n
+                ));
+            }
             let mut extra = Vec::new();
             if u(f, "keys") > 0 {
                 extra.push(format!("{} keys", count(u(f, "keys"))));
@@ -938,7 +995,11 @@ fn findings(d: &Value) -> Option<String> {
                 ex = if examples.is_empty() { String::new() } else { format!("<div class=\"examples\">{}</div>", examples.join(" ")) },
             ));
         }
-        out.push_str("</ul></details>");
+        out.push_str(if of_rule.len() > FINDINGS_SHOWN {
+            "</ul></details></details>"
+        } else {
+            "</ul></details>"
+        });
     }
     if !any {
         out.push_str("<p>No rule found anything.</p>");

@@ -173,7 +173,7 @@ impl<'p> Estimator<'p> {
         }
         let mut collector = self.collector(entry);
         entry.visit_with(scratch, &mut Tee(&mut collector, also))?;
-        Ok(self.from_facts(entry, &collector.finish()))
+        Ok(self.estimate_facts(entry, &collector.finish()))
     }
 
     /// Estimates `entry` for this estimator's target and for `other`'s in
@@ -195,8 +195,8 @@ impl<'p> Estimator<'p> {
         let mut theirs = other.collector(entry);
         entry.visit_with(scratch, &mut Tee(&mut mine, &mut theirs))?;
         Ok((
-            self.from_facts(entry, &mine.finish()),
-            other.from_facts(entry, &theirs.finish()),
+            self.estimate_facts(entry, &mine.finish()),
+            other.estimate_facts(entry, &theirs.finish()),
         ))
     }
 
@@ -209,7 +209,7 @@ impl<'p> Estimator<'p> {
         )
     }
 
-    fn from_facts(&self, entry: &Entry<'_>, facts: &visitor::Facts) -> Estimate {
+    fn estimate_facts(&self, entry: &Entry<'_>, facts: &visitor::Facts) -> Estimate {
         let ctx = self.ctx(entry);
         let shape = Shape::of(facts, entry.kind());
         self.finish(model::value(facts, &ctx), Some(facts), &ctx, shape)

@@ -96,6 +96,7 @@ pub fn run(args: &KeysArgs, opts: &Options) -> Result<KeysOutcome> {
     };
     let mut write_error = rows.header().err();
     let mut damaged = 0u64;
+    let mut written = 0u64;
     let mut report_damage = |d: &Damage| {
         damaged += 1;
         if damaged as usize <= DAMAGE_SHOWN {
@@ -112,7 +113,10 @@ pub fn run(args: &KeysArgs, opts: &Options) -> Result<KeysOutcome> {
                 return false;
             }
             match item {
-                KeyItem::Key(row) => write_error = rows.write(&row).err(),
+                KeyItem::Key(row) => {
+                    written += 1;
+                    write_error = rows.write(&row).err();
+                }
                 KeyItem::Damaged(d) => report_damage(&d),
             }
             write_error.is_none()
@@ -120,6 +124,7 @@ pub fn run(args: &KeysArgs, opts: &Options) -> Result<KeysOutcome> {
     )
     .with_context(|| name.clone())?;
     drop(progress);
+    crate::common::note_if_nothing_matched(&opts.filter, written, info.keys);
     if write_error.is_none() {
         write_error = rows.flush().err();
     }

@@ -251,6 +251,8 @@ pub fn prepare(args: &ReportArgs) -> Result<(Options, ReportOptions)> {
 /// Runs the command; returns the summary for exit-code decisions.
 pub fn run(args: &ReportArgs, opts: &Options, report_opts: ReportOptions) -> Result<Summary> {
     let summary = analyze_files(&args.files, opts, args.quiet)?;
+    let in_files = summary.files.iter().map(|f| f.keys).sum();
+    crate::common::note_if_nothing_matched(&opts.filter, summary.keys.totals.keys, in_files);
     if args.strict {
         strict_check(&summary)?;
     }

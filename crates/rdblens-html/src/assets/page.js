@@ -172,12 +172,14 @@
   }
 
   function timeline(box, tools, ex) {
+    // [start_ms, keys, memory, width_ms]: coarse over the whole span, as
+    // fine as stored across the clusters.
     var data = ex.buckets;
     if (!data.length) { return; }
-    var step = data.length > 1 ? data[1][0] - data[0][0] : ex.stored_resolution_ms;
-    data.forEach(function (b, i) { if (i) { step = Math.min(step, b[0] - data[i - 1][0]); } });
-    step = Math.max(step, ex.stored_resolution_ms, 1);
-    var full = [data[0][0], data[data.length - 1][0] + step];
+    var step = Infinity, coarsest = 0;
+    data.forEach(function (b) { step = Math.min(step, b[3]); coarsest = Math.max(coarsest, b[3]); });
+    var last = data[data.length - 1];
+    var full = [data[0][0], last[0] + last[3]];
     var pad = Math.max((full[1] - full[0]) * 0.02, step);
     full = [full[0] - pad, full[1] + pad];
     var view = full.slice(), stack = [];
@@ -195,11 +197,12 @@
       var width = step;
       for (var k = 0; k < NICE.length; k++) { if (NICE[k] >= step && span / NICE[k] <= BARS) { width = NICE[k]; break; } }
       if (span / width > BARS) { width = Math.ceil(span / BARS / step) * step; }
+      // A bucket coarser than the bars stays one bar of its own width.
       var bins = {};
       data.forEach(function (b) {
-        if (b[0] + step <= view[0] || b[0] >= view[1]) { return; }
-        var s = Math.floor(b[0] / width) * width;
-        if (!bins[s]) { bins[s] = [0, 0]; }
+        if (b[0] + b[3] <= view[0] || b[0] >= view[1]) { return; }
+        var s = b[3] > width ? b[0] : Math.floor(b[0] / width) * width;
+        if (!bins[s]) { bins[s] = [0, 0, Math.max(b[3], width)]; }
         bins[s][0] += b[1]; bins[s][1] += b[2];
       });
       var max = 1;
@@ -225,9 +228,9 @@
       }
       Object.keys(bins).forEach(function (s) {
         s = Number(s);
-        var x0 = Math.max(X(s), L), x1 = Math.min(X(s + width), W - R), y = Y(bins[s][0]);
+        var x0 = Math.max(X(s), L), x1 = Math.min(X(s + bins[s][2]), W - R), y = Y(bins[s][0]);
         var r = el("rect", { x: x0 + 0.5, y: y, width: Math.max(x1 - x0 - 1, 1), height: H - B - y, fill: "#2f6fde" }, svg);
-        tipOn(r, utc(s) + " UTC (+" + dur(width) + "): " + count(bins[s][0]) + " keys, " + bytes(bins[s][1]));
+        tipOn(r, utc(s) + " UTC (+" + dur(bins[s][2]) + "): " + count(bins[s][0]) + " keys, " + bytes(bins[s][1]));
       });
       el("line", { x1: L, x2: W - R, y1: H - B, y2: H - B, stroke: "#9aa5b8" }, svg);
       for (var a = 0; a <= 5; a++) {
@@ -254,9 +257,9 @@
         if (start === null) { return; }
         var end = toTime(ev), a0 = Math.min(start, end), a1 = Math.max(start, end);
         start = null;
-        if (a1 - a0 >= ex.stored_resolution_ms && (a1 - a0) / span > 0.01) {
+        if (a1 - a0 >= step && (a1 - a0) / span > 0.01) {
           stack.push(view.slice());
-          view = [a0, Math.max(a1, a0 + ex.stored_resolution_ms)];
+          view = [a0, Math.max(a1, a0 + 10 * step)];
           draw();
         } else {
           sel.setAttribute("width", 0);
@@ -264,7 +267,7 @@
       });
       svg.addEventListener("dblclick", function () { if (stack.length) { view = stack.pop(); draw(); } });
       info.textContent = " " + utc(view[0]) + " to " + utc(view[1]) + " UTC · bars of " + dur(width) +
-        " · finest: " + dur(ex.stored_resolution_ms);
+        " · finest: " + dur(step) + (coarsest > step ? " across the clusters, " + dur(coarsest) + " elsewhere" : "");
       back.disabled = !stack.length;
     }
     draw();
