@@ -30,7 +30,10 @@ pub fn plans(d: &Value) -> Option<String> {
         let what = if s(plan, "kind") == "key" {
             format!("<code class=\"scope\">{}</code>", html(&key_text(plan)))
         } else {
-            format!("namespace <code class=\"scope\">{}</code>", html(s(plan, "namespace")))
+            format!(
+                "namespace <code class=\"scope\">{}</code>",
+                html(s(plan, "namespace"))
+            )
         };
         let steps: String = arr(plan, "migration")
             .iter()
