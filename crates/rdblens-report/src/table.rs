@@ -601,7 +601,9 @@ pub fn render(s: &Summary, opts: &ReportOptions) -> String {
     }
     if opts.sections.contains(&Section::Plans) {
         out.push('\n');
-        out.push_str(&rdblens_advice::text::render(&opts.plans(s, &rdblens_audit::audit(s))));
+        out.push_str(&rdblens_advice::text::render(
+            &opts.plans(s, &rdblens_audit::audit(s)),
+        ));
     }
     out
 }
