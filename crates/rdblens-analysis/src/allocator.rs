@@ -115,7 +115,11 @@ fn evidence(rdb: &Rdb<'_>, profile: &Profile, used_mem: u64, pool: &rayon::Threa
                     slot.0 += 1;
                     slot.1 += u64::from(entry.expiry.is_some());
                     let heavy = entry.record_len >= HEAVY_BYTES
-                        || entry.string().ok().flatten().is_some_and(|s| s.len() as u64 >= HEAVY_BYTES);
+                        || entry
+                            .string()
+                            .ok()
+                            .flatten()
+                            .is_some_and(|s| s.len() as u64 >= HEAVY_BYTES);
                     let weight = if heavy || n < FULL_PREFIX {
                         1.0
                     } else if n % SAMPLE_EVERY == 0 {

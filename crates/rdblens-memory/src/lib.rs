@@ -158,7 +158,11 @@ impl<'p> Estimator<'p> {
         if let Some(s) = entry.string()? {
             also.string(s);
             let ctx = self.ctx(entry);
-            return Ok(self.finish(model::string::of(Some(visitor::StringFacts::of(s)), &ctx), None, &ctx));
+            return Ok(self.finish(
+                model::string::of(Some(visitor::StringFacts::of(s)), &ctx),
+                None,
+                &ctx,
+            ));
         }
         let mut collector = self.collector(entry);
         entry.visit_with(scratch, &mut Tee(&mut collector, also))?;
