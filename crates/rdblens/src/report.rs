@@ -44,7 +44,10 @@ pub struct ReportArgs {
     /// of the same path merged from several hosts are shown as HOST:PATH.
     #[arg(long, value_name = "NAME")]
     pub label: Vec<String>,
-    /// Keys per top list.
+    /// Keys per top list. Every list (3 overall, 3 per type, the rule
+    /// findings) keeps N keys in memory, and a key entering a full list
+    /// costs a sorted insert: values in the thousands slow the analysis
+    /// down; for every key, use `rdblens keys` (streamed).
     #[arg(long, default_value_t = 20)]
     pub top: usize,
     /// Output format; tables are plain (no box drawing) when not on a terminal.
