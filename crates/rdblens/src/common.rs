@@ -292,6 +292,22 @@ pub fn target_profile(target: Option<&str>) -> Result<Option<Profile>> {
     Ok(Some(profile))
 }
 
+/// `--label`: none, or one per file (in order), all different.
+pub fn check_labels(labels: &[String], files: usize) -> Result<()> {
+    if !labels.is_empty() && labels.len() != files {
+        bail!(
+            "--label is given {} times for {files} files: give one per file, in order",
+            labels.len()
+        );
+    }
+    for (i, l) in labels.iter().enumerate() {
+        if labels[..i].contains(l) {
+            bail!("--label {l:?} is given twice: each file needs its own name");
+        }
+    }
+    Ok(())
+}
+
 /// A note on standard error when filters left nothing of keys that exist
 /// (`--db 99`, a `--match` that matches nothing): the empty output is then
 /// explained, not mistaken for an empty dump.
