@@ -27,7 +27,7 @@ use crate::rules::RuleConfig;
 use crate::shard::ShardStats;
 
 /// Version of the summary layout; bumped on incompatible changes.
-pub const SUMMARY_VERSION: u32 = 4;
+pub const SUMMARY_VERSION: u32 = 5;
 
 /// Settings that shape the accumulators; summaries merge only when they agree.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -63,7 +63,7 @@ impl Settings {
         }
         if self.expiry_buckets != other.expiry_buckets {
             out.push(format!(
-                "expiry buckets kept {} vs {}",
+                "expiry blocks kept {} vs {}",
                 self.expiry_buckets, other.expiry_buckets
             ));
         }
@@ -120,6 +120,15 @@ pub struct KeyStats {
 const DAMAGE_KEPT: usize = 10;
 
 impl KeyStats {
+    /// Expiry clusters at their own resolution, namespaces named from the
+    /// prefix tree (docs/expiry-clusters.md).
+    pub fn expiry_clusters(
+        &self,
+        rule: crate::acc::expiry::ClusterRule,
+    ) -> Vec<crate::acc::expiry::ExpiryCluster> {
+        crate::acc::expiry::detect_clusters(&self.expiry, rule, &self.prefixes.names())
+    }
+
     pub fn new(s: &Settings) -> Self {
         KeyStats {
             totals: Counter::default(),
@@ -137,7 +146,7 @@ impl KeyStats {
                 now_ms: s.now_ms,
                 ..Ttl::default()
             },
-            expiry: ExpiryHistogram::new(s.separator, s.expiry_buckets),
+            expiry: ExpiryHistogram::new(s.separator, s.prefix_depth.clamp(1, 4), s.expiry_buckets),
             slots: Slots::default(),
             access: Access::new(s.top),
             rules: RuleHits::new(&s.rules, s.separator, s.now_ms),
@@ -250,6 +259,58 @@ fn type_encoding_name(kind: TypeKind, encoding: Encoding) -> Option<&'static str
     })
 }
 
+/// The allocator build the estimates assume (`rdblens_memory::allocator`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AllocatorInfo {
+    /// `bundled jemalloc` or `system jemalloc`.
+    pub allocator: String,
+    /// jemalloc quantum: 8 or 16.
+    pub quantum: u64,
+    /// `flag` (`--jemalloc-quantum`), `used-mem` (detected) or `unclear`
+    /// (the default, bundled jemalloc, assumed).
+    pub basis: String,
+    /// Why, in one sentence.
+    pub reason: String,
+    /// The report's words: "assumed: system jemalloc, quantum 16: ...".
+    pub description: String,
+}
+
+impl AllocatorInfo {
+    pub fn of(c: &rdblens_memory::allocator::Choice) -> Self {
+        AllocatorInfo {
+            allocator: c.allocator().to_string(),
+            quantum: c.quantum,
+            basis: c.basis.as_str().to_string(),
+            reason: c.reason.clone(),
+            description: c.describe(),
+        }
+    }
+}
+
+/// The expected accuracy for the profile's release line.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AccuracyInfo {
+    /// `redis-7.0`, `valkey-8.1`.
+    pub line: String,
+    /// `verified` (against a real server's fixture), `modelled` (from
+    /// source only) or `encodings-only` (before Redis 4.0).
+    pub level: String,
+    /// The fixtures that verify the line.
+    pub fixtures: Vec<String>,
+    pub statement: String,
+}
+
+impl AccuracyInfo {
+    pub fn of(a: &rdblens_memory::Accuracy) -> Self {
+        AccuracyInfo {
+            line: a.line.clone(),
+            level: a.level.as_str().to_string(),
+            fixtures: a.fixtures.iter().map(|f| f.to_string()).collect(),
+            statement: a.statement.clone(),
+        }
+    }
+}
+
 /// What a file is, besides its keys.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileInfo {
@@ -262,6 +323,13 @@ pub struct FileInfo {
     pub checksum: String,
     /// The server profile memory and encodings were estimated for.
     pub profile: String,
+    /// The allocator build the estimates assume, and why (absent in
+    /// summaries written before rdblens detected it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocator: Option<AllocatorInfo>,
+    /// What the estimates for the profile's release line are worth.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accuracy: Option<AccuracyInfo>,
     pub keys: u64,
     pub functions: u64,
     pub module_aux: u64,

@@ -41,8 +41,8 @@ pub fn plan(threads: usize, files: usize) -> Vec<usize> {
 pub fn analyze_files(files: &[PathBuf], opts: &Options, quiet: bool) -> Result<Summary> {
     let mut opened = Vec::with_capacity(files.len());
     for path in files {
-        let name = path.display().to_string();
-        let file = crate::input::open_rdb(path, opts.skip_unknown)?;
+        let name = crate::input::input_name(path);
+        let file = crate::input::open_rdb(path, opts.skip_unknown, quiet)?;
         opened.push((name, file));
     }
     let lanes = plan(resolve_threads(opts.threads), opened.len());

@@ -11,7 +11,7 @@ use rdblens_analysis::{map_file_keys_in_order, Damage, FileInfo, KeyItem, Option
 
 use crate::common::{FilterArgs, ModelArgs};
 use crate::keyrow::{KeyRow, RowWriter};
-use crate::output::{is_broken_pipe, writer};
+use crate::output::{is_broken_pipe, Output};
 use crate::progress::FilesProgress;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -60,6 +60,8 @@ pub fn prepare(args: &KeysArgs) -> Result<Options> {
             anyhow::bail!("--format parquet writes a binary file: give -o FILE or redirect standard output");
         }
     }
+    let inputs = std::iter::once(&args.file).chain(&args.model.config);
+    crate::output::refuse_input_as_output(args.output.as_deref(), inputs.map(|p| p.as_path()))?;
     let mut opts = args.model.options(args.filter.filter()?)?;
     opts.skip_unknown = args.skip_unknown;
     Ok(opts)
@@ -78,22 +80,23 @@ pub struct KeysOutcome {
 /// come (the first few) and counted.
 pub fn run(args: &KeysArgs, opts: &Options) -> Result<KeysOutcome> {
     let path = &args.file;
-    let name = path.display().to_string();
+    let name = crate::input::input_name(path);
     // Not an RDB file: say so before writing anything (or creating --output).
-    let file = crate::input::open_rdb(path, opts.skip_unknown)?;
-    let progress = FilesProgress::new(std::slice::from_ref(path), args.quiet);
+    let file = crate::input::open_rdb(path, opts.skip_unknown, args.quiet)?;
+    let progress = FilesProgress::for_bytes(file.len() as u64, args.quiet);
     let opts = progress.options_for(opts, file.len() as u64);
+    let (output, out) = Output::open(args.output.as_deref())?;
     let mut rows = match args.format {
-        KeysFormat::Csv => RowWriter::csv(writer(args.output.as_deref())?),
-        KeysFormat::Jsonl => RowWriter::jsonl(writer(args.output.as_deref())?),
+        KeysFormat::Csv => RowWriter::csv(out),
+        KeysFormat::Jsonl => RowWriter::jsonl(out),
         #[cfg(feature = "parquet")]
-        KeysFormat::Parquet => RowWriter::parquet(crate::output::send_writer(args.output.as_deref())?)
-            .context("cannot start the Parquet file")?,
+        KeysFormat::Parquet => RowWriter::parquet(out).map_err(|e| output.error(e))?,
         #[cfg(not(feature = "parquet"))]
         KeysFormat::Parquet => anyhow::bail!("this rdblens was built without Parquet support"),
     };
     let mut write_error = rows.header().err();
     let mut damaged = 0u64;
+    let mut written = 0u64;
     let mut report_damage = |d: &Damage| {
         damaged += 1;
         if damaged as usize <= DAMAGE_SHOWN {
@@ -110,7 +113,10 @@ pub fn run(args: &KeysArgs, opts: &Options) -> Result<KeysOutcome> {
                 return false;
             }
             match item {
-                KeyItem::Key(row) => write_error = rows.write(&row).err(),
+                KeyItem::Key(row) => {
+                    written += 1;
+                    write_error = rows.write(&row).err();
+                }
                 KeyItem::Damaged(d) => report_damage(&d),
             }
             write_error.is_none()
@@ -118,22 +124,19 @@ pub fn run(args: &KeysArgs, opts: &Options) -> Result<KeysOutcome> {
     )
     .with_context(|| name.clone())?;
     drop(progress);
+    crate::common::note_if_nothing_matched(&opts.filter, written, info.keys);
     if write_error.is_none() {
         write_error = rows.flush().err();
     }
     if damaged as usize > DAMAGE_SHOWN {
         eprintln!("rdblens: {name}: {damaged} damaged keys skipped in all");
     }
+    drop(rows);
     match write_error {
+        // `rdblens keys ... | head`: the reader has what it wanted.
         Some(e) if is_broken_pipe(&e) => {}
-        Some(e) => {
-            let to = args
-                .output
-                .as_ref()
-                .map_or("standard output".into(), |p| p.display().to_string());
-            return Err(e).with_context(|| format!("cannot write {to}"));
-        }
-        None => {}
+        Some(e) => return Err(output.error(e).into()),
+        None => output.commit()?,
     }
     Ok(KeysOutcome { file: info, damaged })
 }

@@ -39,6 +39,28 @@ pub struct Shaping {
     pub limits: BTreeMap<String, String>,
     /// `--now` in ms, when given (otherwise each file's own snapshot time).
     pub now_ms: Option<i64>,
+    /// `--regex`, `--exclude`, the size and TTL filters, one line each
+    /// (absent when none was given, so older summaries read the same).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub key_filters: Vec<String>,
+}
+
+/// The filters beyond `--db`, `--type`, `--match`, `--prefix`, as text.
+fn key_filters(f: &rdblens_analysis::KeyFilter) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(r) = &f.regex {
+        out.push(format!("--regex {}", r.as_str()));
+    }
+    for e in &f.exclude {
+        out.push(format!("--exclude {}", String::from_utf8_lossy(e)));
+    }
+    if f.size != rdblens_analysis::SizeRange::default() {
+        out.push(format!("size {:?}", f.size));
+    }
+    if f.ttl != rdblens_analysis::TtlFilter::Any {
+        out.push(format!("ttl {:?}", f.ttl));
+    }
+    out
 }
 
 impl Shaping {
@@ -71,6 +93,7 @@ impl Shaping {
             jemalloc_quantum: opts.quantum,
             limits,
             now_ms: opts.now_ms,
+            key_filters: key_filters(&opts.filter),
         }
     }
 
@@ -129,6 +152,12 @@ impl Shaping {
                 "encoding limits (--config, --limit) {} vs {}",
                 show(&self.limits),
                 show(&other.limits)
+            ));
+        }
+        if self.key_filters != other.key_filters {
+            out.push(format!(
+                "key filters {:?} vs {:?}",
+                self.key_filters, other.key_filters
             ));
         }
         if self.now_ms != other.now_ms {
@@ -196,16 +225,14 @@ impl SummaryFile {
         match path {
             Some(p) if p.extension().is_some_and(|e| e == "gz") => {
                 use std::io::Write;
-                let file =
-                    std::fs::File::create(p).with_context(|| format!("cannot write {}", p.display()))?;
-                let mut gz = flate2::write::GzEncoder::new(
-                    std::io::BufWriter::new(file),
-                    flate2::Compression::default(),
-                );
+                let (output, w) = crate::output::Output::open(Some(p))?;
+                let mut gz = flate2::write::GzEncoder::new(w, flate2::Compression::default());
                 gz.write_all(text.as_bytes())
                     .and_then(|()| gz.finish())
                     .and_then(|mut w| w.flush())
-                    .with_context(|| format!("cannot write {}", p.display()))
+                    .map_err(|e| output.error(e))?;
+                output.commit()?;
+                Ok(())
             }
             _ => crate::report::write_text(path, &text),
         }

@@ -266,8 +266,8 @@ fn output_and_quiet() {
     rdblens()
         .args(["keys", ALL_TYPES, "--output", "/nonexistent/dir/k.csv"])
         .assert()
-        .code(3)
-        .stderr(contains("rdblens: cannot write /nonexistent/dir/k.csv"));
+        .code(4)
+        .stderr("rdblens: cannot write /nonexistent/dir/k.csv: No such file or directory (os error 2)\n");
 }
 
 #[test]
