@@ -193,9 +193,12 @@ pub fn target_for(summary: &Summary, quantum: Option<u64>, config: &[(String, St
     profile
 }
 
+/// The big-key rules a key (db, name) broke, and the worst severity.
+type RulesByKey<'a> = BTreeMap<(u64, &'a [u8]), (Vec<RuleId>, Severity)>;
+
 /// The plans for the findings of `audit` (made from `summary`).
 pub fn plans(summary: &Summary, audit: &Audit, target: &Profile) -> Plans {
-    let mut by_key: BTreeMap<(u64, &[u8]), (Vec<RuleId>, Severity)> = BTreeMap::new();
+    let mut by_key: RulesByKey = BTreeMap::new();
     let mut order = Vec::new();
     let mut namespaces = Vec::new();
     for f in &audit.findings {

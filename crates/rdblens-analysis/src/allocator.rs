@@ -118,7 +118,7 @@ fn evidence(rdb: &Rdb<'_>, profile: &Profile, used_mem: u64, pool: &rayon::Threa
                         || entry.string().ok().flatten().is_some_and(|s| s.len() as u64 >= HEAVY_BYTES);
                     let weight = if heavy || n < FULL_PREFIX {
                         1.0
-                    } else if n % SAMPLE_EVERY == 0 {
+                    } else if n.is_multiple_of(SAMPLE_EVERY) {
                         SAMPLE_EVERY as f64
                     } else {
                         continue;

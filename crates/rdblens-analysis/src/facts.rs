@@ -67,6 +67,7 @@ impl<'k> KeyFacts<'k> {
             lzf_stored_bytes: 0,
             lzf_uncompressed_bytes: 0,
             limit: None,
+            shape: Shape::default(),
         }
     }
 

@@ -226,7 +226,7 @@ impl Cells {
             .filter(move |(s, _)| *s >= from && *s < to);
         let heavy = self
             .heavy
-            .range(from.max(i64::MIN)..)
+            .range(from..)
             .take_while(move |(&s, _)| s < to)
             .map(|(&s, &km)| (s, km));
         MergeSorted {
