@@ -20,6 +20,7 @@
 //! findings.
 
 pub mod acc;
+mod allocator;
 mod facts;
 mod filter;
 mod keyname;
@@ -36,11 +37,13 @@ mod summary;
 mod walker;
 
 pub use facts::{key_facts, KeyFacts};
-pub use filter::{glob_match, KeyFilter};
+pub use filter::{glob_match, KeyFilter, SizeBy, SizeRange, TtlFilter};
 pub use keyname::KeyName;
 pub use limits::LimitCheck;
 pub use options::{Options, Progress};
 pub use ordered::{map_file_keys_in_order, map_keys_in_order, KeyItem};
 pub use pipeline::{analyze_bytes, analyze_file, profile_for};
 pub use shard::ShardStats;
-pub use summary::{Compression, Damage, FileInfo, KeyStats, Settings, Summary, SUMMARY_VERSION};
+pub use summary::{
+    AccuracyInfo, AllocatorInfo, Compression, Damage, FileInfo, KeyStats, Settings, Summary, SUMMARY_VERSION,
+};

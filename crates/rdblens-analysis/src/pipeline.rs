@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 use rayon::iter::{IntoParallelIterator, ParallelIterator};
-use rdblens_memory::{Estimator, Profile};
+use rdblens_memory::allocator::Choice;
+use rdblens_memory::{Accuracy, Estimator, Profile};
 use rdblens_parser::{Entry, Error, Rdb, RdbFile, RdbString, Record, Scratch};
 
 use crate::facts::key_facts;
@@ -18,7 +19,9 @@ use crate::facts::KeyFacts;
 use crate::filter::KeyFilter;
 use crate::options::Options;
 use crate::release::{BatchDone, Releaser};
-use crate::summary::{Damage, FileInfo, KeyStats, Settings, Summary, SUMMARY_VERSION};
+use crate::summary::{
+    AccuracyInfo, AllocatorInfo, Damage, FileInfo, KeyStats, Settings, Summary, SUMMARY_VERSION,
+};
 use crate::walker::Walker;
 pub(crate) use crate::walker::{walk, WalkOutcome};
 
@@ -96,6 +99,7 @@ pub(crate) fn batch_facts(
     key_buf: &mut Vec<u8>,
     profile: &Profile,
     filter: &KeyFilter,
+    now_ms: i64,
     batch: &[Record<'_>],
     mut each: impl FnMut(Result<&KeyFacts<'_>, Damage>),
 ) {
@@ -115,6 +119,7 @@ pub(crate) fn batch_facts(
             continue;
         }
         match key_facts(entry, key, &estimator, scratch) {
+            Ok(facts) if !filter.admits_facts(&facts, now_ms) => {}
             Ok(facts) => each(Ok(&facts)),
             Err(e) => each(Err(damage(&e))),
         }
@@ -152,6 +157,7 @@ impl Worker {
             &mut self.key_buf,
             &p.profile,
             filter,
+            p.settings.now_ms,
             batch,
             |r| match r {
                 Ok(facts) => stats.add(facts),
@@ -167,6 +173,8 @@ pub(crate) struct Prepared<'a> {
     pub rdb: Rdb<'a>,
     pub aux: BTreeMap<String, String>,
     pub profile: Profile,
+    /// The allocator build `profile.quantum` stands for, and why.
+    pub allocator: Choice,
     pub settings: Settings,
     pub threads: usize,
     pub pool: rayon::ThreadPool,
@@ -179,7 +187,7 @@ pub(crate) fn prepare<'a>(data: &'a [u8], opts: &Options) -> Result<Prepared<'a>
         Rdb::new(data)?
     };
     let aux = read_aux(&rdb);
-    let profile = profile_for(&rdb, &aux, opts);
+    let mut profile = profile_for(&rdb, &aux, opts);
     let now_ms = opts.now_ms.unwrap_or_else(|| {
         aux.get("ctime")
             .and_then(|c| c.parse::<i64>().ok())
@@ -207,10 +215,19 @@ pub(crate) fn prepare<'a>(data: &'a [u8], opts: &Options) -> Result<Prepared<'a>
                 rdblens_parser::ErrorKind::BadValue(format!("thread pool: {e}")),
             )
         })?;
+    let writer = Profile::from_aux(
+        aux.get("redis-ver").map(String::as_str),
+        aux.get("valkey-ver").map(String::as_str),
+        rdb.version(),
+        rdb.dialect(),
+    );
+    let allocator = crate::allocator::choose(&rdb, &aux, &profile, &writer, opts.quantum, &pool);
+    profile.quantum = allocator.quantum;
     Ok(Prepared {
         rdb,
         aux,
         profile,
+        allocator,
         settings,
         threads,
         pool,
@@ -237,6 +254,8 @@ pub(crate) fn file_info(path: &str, p: Prepared<'_>, outcome: WalkOutcome) -> Fi
         aux: p.aux,
         checksum: outcome.checksum,
         profile: p.profile.name(),
+        allocator: Some(AllocatorInfo::of(&p.allocator)),
+        accuracy: Some(AccuracyInfo::of(&Accuracy::of(&p.profile))),
         keys: outcome.keys,
         functions: outcome.functions,
         module_aux: outcome.module_aux,

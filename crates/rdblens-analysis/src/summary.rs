@@ -259,6 +259,58 @@ fn type_encoding_name(kind: TypeKind, encoding: Encoding) -> Option<&'static str
     })
 }
 
+/// The allocator build the estimates assume (`rdblens_memory::allocator`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AllocatorInfo {
+    /// `bundled jemalloc` or `system jemalloc`.
+    pub allocator: String,
+    /// jemalloc quantum: 8 or 16.
+    pub quantum: u64,
+    /// `flag` (`--jemalloc-quantum`), `used-mem` (detected) or `unclear`
+    /// (the default, bundled jemalloc, assumed).
+    pub basis: String,
+    /// Why, in one sentence.
+    pub reason: String,
+    /// The report's words: "assumed: system jemalloc, quantum 16: ...".
+    pub description: String,
+}
+
+impl AllocatorInfo {
+    pub fn of(c: &rdblens_memory::allocator::Choice) -> Self {
+        AllocatorInfo {
+            allocator: c.allocator().to_string(),
+            quantum: c.quantum,
+            basis: c.basis.as_str().to_string(),
+            reason: c.reason.clone(),
+            description: c.describe(),
+        }
+    }
+}
+
+/// The expected accuracy for the profile's release line.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AccuracyInfo {
+    /// `redis-7.0`, `valkey-8.1`.
+    pub line: String,
+    /// `verified` (against a real server's fixture), `modelled` (from
+    /// source only) or `encodings-only` (before Redis 4.0).
+    pub level: String,
+    /// The fixtures that verify the line.
+    pub fixtures: Vec<String>,
+    pub statement: String,
+}
+
+impl AccuracyInfo {
+    pub fn of(a: &rdblens_memory::Accuracy) -> Self {
+        AccuracyInfo {
+            line: a.line.clone(),
+            level: a.level.as_str().to_string(),
+            fixtures: a.fixtures.iter().map(|f| f.to_string()).collect(),
+            statement: a.statement.clone(),
+        }
+    }
+}
+
 /// What a file is, besides its keys.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileInfo {
@@ -271,6 +323,13 @@ pub struct FileInfo {
     pub checksum: String,
     /// The server profile memory and encodings were estimated for.
     pub profile: String,
+    /// The allocator build the estimates assume, and why (absent in
+    /// summaries written before rdblens detected it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocator: Option<AllocatorInfo>,
+    /// What the estimates for the profile's release line are worth.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accuracy: Option<AccuracyInfo>,
     pub keys: u64,
     pub functions: u64,
     pub module_aux: u64,

@@ -37,7 +37,9 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod accuracy;
 mod alloc;
+pub mod allocator;
 mod compact;
 mod costs;
 mod dict;
@@ -50,6 +52,7 @@ mod rax;
 mod rules;
 mod score;
 mod sds;
+mod shape;
 mod version;
 mod visitor;
 
@@ -70,9 +73,11 @@ pub mod listpack_entry {
         lp_int_entry(v)
     }
 }
+pub use accuracy::{verified_fixtures, Accuracy, AccuracyLevel};
 pub use encoding::Encoding;
 pub use limits::Limits;
 pub use profile::Profile;
+pub use shape::{keyspace_overhead, price_part, Shape};
 pub use version::{Family, ServerVersion};
 
 use rdblens_parser::{Entry, Result, Scratch, Tee, ValueVisitor};
@@ -93,6 +98,18 @@ pub struct Estimate {
     /// allocator rounding of the key and entry it does not count, and the
     /// expires-table entry of a key with a TTL (memory-model.md §6).
     pub keyspace_overhead: u64,
+    /// The sums the estimate was made of, to price the value split over
+    /// several keys ([`price_part`]).
+    pub shape: Shape,
+    /// The part of `keyspace_overhead` that is this key's guessed share of
+    /// the keyspace bucket arrays (a database's arrays are known exactly
+    /// from its key count: see [`allocator::keyspace_tables`]).
+    pub bucket_share: u64,
+    /// Allocator rounding `MEMORY USAGE` leaves out inside the value: dict
+    /// entries, quicklist nodes and dict structs it counts by `sizeof`
+    /// (24 and 40 bytes are 32 and 48 on a quantum-16 build). With
+    /// `memory` and `keyspace_overhead`, what the key adds to `used_memory`.
+    pub allocator_slack: u64,
 }
 
 /// Estimates `entry` as `profile`'s server would hold it after loading it.
@@ -146,18 +163,56 @@ impl<'p> Estimator<'p> {
         if let Some(s) = entry.string()? {
             also.string(s);
             let ctx = self.ctx(entry);
-            return Ok(self.finish(model::string::of(Some(visitor::StringFacts::of(s)), &ctx), &ctx));
+            let facts = visitor::StringFacts::of(s);
+            let shape = Shape {
+                count: facts.len,
+                string_int: facts.int,
+                ..Shape::default()
+            };
+            return Ok(self.finish(model::string::of(Some(facts), &ctx), None, &ctx, shape));
         }
-        let mut collector = visitor::Collector::new(
+        let mut collector = self.collector(entry);
+        entry.visit_with(scratch, &mut Tee(&mut collector, also))?;
+        Ok(self.estimate_facts(entry, &collector.finish()))
+    }
+
+    /// Estimates `entry` for this estimator's target and for `other`'s in
+    /// one decoding of the value (the allocator detection compares two
+    /// builds of one release).
+    pub fn estimate_pair(
+        &self,
+        other: &Estimator<'_>,
+        entry: &Entry<'_>,
+        scratch: &mut Scratch,
+    ) -> Result<(Estimate, Estimate)> {
+        if entry.string()?.is_some() {
+            return Ok((
+                self.estimate_with(entry, scratch, &mut NoVisitor)?,
+                other.estimate_with(entry, scratch, &mut NoVisitor)?,
+            ));
+        }
+        let mut mine = self.collector(entry);
+        let mut theirs = other.collector(entry);
+        entry.visit_with(scratch, &mut Tee(&mut mine, &mut theirs))?;
+        Ok((
+            self.estimate_facts(entry, &mine.finish()),
+            other.estimate_facts(entry, &theirs.finish()),
+        ))
+    }
+
+    fn collector(&self, entry: &Entry<'_>) -> visitor::Collector<'_> {
+        visitor::Collector::new(
             &self.rules,
             &self.profile.limits,
             entry.value_type,
             entry.format().version,
-        );
-        entry.visit_with(scratch, &mut Tee(&mut collector, also))?;
-        let facts = collector.finish();
+        )
+    }
+
+    fn estimate_facts(&self, entry: &Entry<'_>, facts: &visitor::Facts) -> Estimate {
         let ctx = self.ctx(entry);
-        Ok(self.finish(model::value(&facts, &ctx), &ctx))
+        let shape = Shape::of(facts, entry.kind());
+        self.finish(model::value(facts, &ctx), Some(facts), &ctx, shape)
     }
 
     fn ctx(&self, entry: &Entry<'_>) -> model::Ctx<'_> {
@@ -173,12 +228,21 @@ impl<'p> Estimator<'p> {
         }
     }
 
-    fn finish(&self, value: model::Value, ctx: &model::Ctx<'_>) -> Estimate {
+    fn finish(
+        &self,
+        value: model::Value,
+        facts: Option<&visitor::Facts>,
+        ctx: &model::Ctx<'_>,
+        shape: Shape,
+    ) -> Estimate {
         Estimate {
             encoding: value.encoding,
             memory: value.object.map(|o| model::memory_usage(o, ctx)),
             compact_memory: value.compact.map(|o| model::memory_usage(o, ctx)),
             keyspace_overhead: model::keyspace::overhead(ctx),
+            bucket_share: model::keyspace::bucket_share(ctx),
+            allocator_slack: facts.map_or(0, |f| model::allocator_slack(f, value.encoding, ctx)),
+            shape,
         }
     }
 }

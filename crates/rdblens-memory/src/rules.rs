@@ -2,9 +2,11 @@
 //! which allocations `MEMORY USAGE` rounds, which load paths presize their
 //! tables. Every estimator reads these instead of comparing versions itself.
 //!
-//! Sources are listed in memory-model.md (§1.2-§1.4, §3) for 7.0+; the
-//! 4.0-6.2 rules were fitted to the fixture oracles of those releases
-//! (docs/memory-model-accuracy.md).
+//! Every rule is read from the release's own source (`objectComputeSize`
+//! and `memoryCommand` in object.c, sds.c, server.h struct sizes, the load
+//! paths in rdb.c); memory-model.md §1.5 names the file and function per
+//! release line, and the fixtures of docs/memory-model-accuracy.md check
+//! each line against its server.
 
 use crate::alloc::usable_size;
 use crate::profile::Profile;
@@ -40,11 +42,13 @@ pub(crate) struct Rules {
     pub embstr_limit: Option<u64>,
     /// sds header cut-offs of Valkey 8.0+ / Redis 8.4.
     pub sds_tight: bool,
-    /// 6.2+: an sds records its usable size, so `sdsAllocSize` is rounded.
+    /// 6.0+: `objectComputeSize` counts value sds by `sdsZmallocSize`
+    /// (rounded); 4.0/5.0 by `sdsAllocSize`, header + requested length + 1.
     pub sds_rounded: bool,
-    /// 4.0: keys are reported with at least an sdshdr8 header.
+    /// 4.0: `MEMORY USAGE` counts the command's key argument, not the
+    /// stored key: an embstr (sdshdr8) up to 44 bytes.
     pub key_min_hdr8: bool,
-    /// 5.0-6.0 report the key sds as requested (6.2+ round it).
+    /// 6.0+: the key is counted by `sdsZmallocSize` (5.0: `sdsAllocSize`).
     pub key_rounded: bool,
 
     /// 7.0+: listpacks (else ziplists).
@@ -87,9 +91,9 @@ pub(crate) struct Rules {
     pub zsl_max_level: u64,
     pub score_format: ScoreFormat,
 
-    /// `sizeof(stream)` as counted (0: not counted, 5.0).
+    /// `sizeof(stream)` as counted (0: not counted, 5.0 and 6.0).
     pub stream_struct: u64,
-    /// 6.0+: stream listpacks counted by allocation (5.0: `lpBytes`).
+    /// 6.2+: stream listpacks counted by allocation (5.0/6.0: `lpBytes`).
     pub stream_lp_rounded: bool,
     pub stream_cg: u64,
     pub stream_consumer: u64,
@@ -148,9 +152,9 @@ impl Rules {
                 _ => None,
             },
             sds_tight: valkey8 || kvobj,
-            sds_rounded: at(6, 2),
+            sds_rounded: at(6, 0),
             key_min_hdr8: !at(5, 0),
-            key_rounded: at(6, 2),
+            key_rounded: at(6, 0),
             listpack: at(7, 0),
             compact_rounded: at(7, 0),
             quicklist: at(3, 2),
@@ -176,10 +180,10 @@ impl Rules {
             stream_struct: match () {
                 _ if kvobj => usable_size(120, p.quantum),
                 _ if at(7, 0) => 80,
-                _ if at(6, 0) => 40,
+                _ if at(6, 2) => 40,
                 _ => 0,
             },
-            stream_lp_rounded: at(6, 0),
+            stream_lp_rounded: at(6, 2),
             stream_cg: if at(7, 0) { 40 } else { 32 },
             stream_consumer: if at(7, 2) { 32 } else { 24 },
             cluster_extra: match era {

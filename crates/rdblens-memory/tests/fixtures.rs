@@ -264,3 +264,27 @@ fn compress_depth_shrinks_interior_nodes() {
     assert!(packed < flat / 4, "{packed} vs {flat}");
     assert!(packed > 2 * 8192, "{packed}");
 }
+
+/// The expected-accuracy statement of the report names exactly the fixture
+/// folders this test checks: a line is "verified" only with a folder here.
+#[test]
+fn accuracy_statements_name_the_fixture_folders() {
+    let mut folders: Vec<String> = support::fixture_files()
+        .iter()
+        .map(|f| support::folder(f))
+        .collect();
+    folders.sort();
+    folders.dedup();
+    let mut named: Vec<String> = rdblens_memory::verified_fixtures().map(String::from).collect();
+    named.sort();
+    assert_eq!(named, folders);
+    for file in support::fixture_files() {
+        let accuracy = rdblens_memory::Accuracy::of(&support::profile_for(&file));
+        assert!(
+            accuracy.fixtures.contains(&support::folder(&file).as_str()),
+            "{}: {:?}",
+            file.display(),
+            accuracy
+        );
+    }
+}

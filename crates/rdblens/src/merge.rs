@@ -48,9 +48,10 @@ pub struct MergeArgs {
 
 /// Checks the flags before reading anything (usage errors, exit 2).
 pub fn prepare(args: &MergeArgs) -> Result<ReportOptions> {
-    if args.summary_only && args.format == Some(Format::Table) {
-        anyhow::bail!("--summary-only writes JSON: drop --format table");
+    if args.summary_only && matches!(args.format, Some(Format::Table | Format::Html)) {
+        anyhow::bail!("--summary-only writes JSON: drop --format table/html");
     }
+    crate::output::refuse_input_as_output(args.output.as_deref(), args.files.iter().map(|p| p.as_path()))?;
     let mut opts = rendering(&args.section, args.top.unwrap_or(0), &args.bucket, args.sort)?;
     opts.expiry_window = args
         .expiry_window

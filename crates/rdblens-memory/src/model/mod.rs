@@ -160,3 +160,22 @@ pub(crate) fn memory_usage(object: f64, ctx: &Ctx<'_>) -> u64 {
         total.round() as u64
     }
 }
+
+/// Allocator rounding `objectComputeSize()` leaves out in the dictEntry
+/// eras: it counts dict entries (24), quicklist nodes and the quicklist
+/// (40) and the dict struct (56) by `sizeof`, while the allocator hands out
+/// its size class (32, 48 and 64 on a quantum-16 build; the same on q8).
+pub(crate) fn allocator_slack(facts: &Facts, encoding: crate::Encoding, ctx: &Ctx<'_>) -> u64 {
+    let r = ctx.rules;
+    if !matches!(r.era, Era::Legacy | Era::Dict) {
+        return 0;
+    }
+    let round = |n: u64| r.j(n) - n;
+    match encoding {
+        crate::Encoding::Hashtable | crate::Encoding::Skiplist if !r.vk_set_novalue => {
+            facts.count * round(24) + round(r.dict)
+        }
+        crate::Encoding::Quicklist => (facts.list.nodes + 1) * round(r.ql_node),
+        _ => 0,
+    }
+}
