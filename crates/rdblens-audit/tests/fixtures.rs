@@ -426,7 +426,11 @@ fn expiry_cluster() {
         )]
     );
     let f = of(&a, RuleId::ExpiryCluster)[0];
-    assert!(f.message.contains("30.0% of the expiring keys") && f.message.contains("flash (~1,200)"));
+    assert!(
+        f.message.contains("30.0% of the expiring keys") && f.message.contains("flash:sale (~1,200)"),
+        "{}",
+        f.message
+    );
     // The minute after holds 1,800 keys at 30 per second: a cluster only
     // for a lower 1-minute threshold.
     let lower = Run {
