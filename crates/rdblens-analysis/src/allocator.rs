@@ -133,7 +133,7 @@ fn evidence(
                             .is_some_and(|s| s.len() as u64 >= HEAVY_BYTES);
                     let weight = if heavy || n < FULL_PREFIX {
                         1.0
-                    } else if n % SAMPLE_EVERY == 0 {
+                    } else if n.is_multiple_of(SAMPLE_EVERY) {
                         SAMPLE_EVERY as f64
                     } else {
                         continue;

@@ -1,7 +1,7 @@
 //! What a worker learns about one key: everything the accumulators need,
 //! computed in one decoding pass (plus the memory model's own pass).
 
-use rdblens_memory::{Encoding, Estimator};
+use rdblens_memory::{Encoding, Estimator, Shape};
 use rdblens_parser::{
     BlobSummary, Element, Entry, NodeInfo, RdbString, Result, Scratch, TypeKind, ValueStats, ValueVisitor,
 };
@@ -37,9 +37,40 @@ pub struct KeyFacts<'k> {
     pub lzf_stored_bytes: u64,
     pub lzf_uncompressed_bytes: u64,
     pub limit: Option<LimitCheck>,
+    /// The sums the memory estimate was made of (for split plans).
+    pub shape: Shape,
 }
 
-impl KeyFacts<'_> {
+impl<'k> KeyFacts<'k> {
+    /// A small string key with these name, expiry and memory, as tests and
+    /// synthetic keyspaces feed accumulators directly.
+    pub fn synthetic(key: &'k [u8], expiry_ms: Option<i64>, memory: u64) -> Self {
+        KeyFacts {
+            db: 0,
+            key,
+            kind: TypeKind::String,
+            module: None,
+            rdb_type: "string",
+            encoding: Encoding::Embstr,
+            elements: 1,
+            max_element_len: 8,
+            payload_bytes: 8,
+            serialized_bytes: 10,
+            memory,
+            memory_estimated: true,
+            compact_memory: None,
+            keyspace_overhead: 8,
+            expiry_ms,
+            idle_seconds: None,
+            lfu_freq: None,
+            slot: key_slot(key),
+            lzf_stored_bytes: 0,
+            lzf_uncompressed_bytes: 0,
+            limit: None,
+            shape: Shape::default(),
+        }
+    }
+
     /// Type name for grouping: the logical type, or `module:<name>`.
     pub fn type_name(&self) -> String {
         match &self.module {
@@ -146,5 +177,6 @@ pub fn key_facts<'k>(
         lzf_stored_bytes: stats.lzf_stored_bytes,
         lzf_uncompressed_bytes: stats.lzf_uncompressed_bytes,
         limit,
+        shape: estimate.shape,
     })
 }

@@ -1,7 +1,10 @@
 //! Which keys a report covers: databases, types, a Redis glob on key names
-//! (bytes-safe, as `SCAN MATCH`), and a key prefix.
+//! (bytes-safe, as `SCAN MATCH`), a key prefix, a bytes regex, globs that
+//! exclude, a size range (memory or serialized) and the keys' TTLs.
 
 use rdblens_parser::{Entry, TypeKind};
+
+use crate::facts::KeyFacts;
 
 #[derive(Clone, Debug, Default)]
 pub struct KeyFilter {
@@ -11,11 +14,59 @@ pub struct KeyFilter {
     pub kinds: Vec<TypeKind>,
     pub pattern: Option<Vec<u8>>,
     pub prefix: Option<Vec<u8>>,
+    /// `--regex`: a regex over the key's bytes (unanchored, as `grep`).
+    pub regex: Option<regex::bytes::Regex>,
+    /// `--exclude`: keys matching any of these Redis globs are left out.
+    pub exclude: Vec<Vec<u8>>,
+    /// `--min-size` / `--max-size`, inclusive, over [`KeyFilter::size_by`].
+    pub size: SizeRange,
+    /// `--ttl`, `--no-ttl`, `--expired`.
+    pub ttl: TtlFilter,
+}
+
+/// Which size `--min-size` and `--max-size` compare.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SizeBy {
+    #[default]
+    Memory,
+    Serialized,
+}
+
+/// An inclusive size range; `None` ends are open.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SizeRange {
+    pub by: SizeBy,
+    pub min: Option<u64>,
+    pub max: Option<u64>,
+}
+
+/// Keys by their time to live at the reference time (`--now`, or the
+/// snapshot's).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TtlFilter {
+    #[default]
+    Any,
+    /// Keys without an expiry.
+    Persistent,
+    /// Keys whose expiry is at or before the reference time.
+    Expired,
+    /// Keys with an expiry whose TTL (ms) is within the inclusive range.
+    Within {
+        min_ms: Option<i64>,
+        max_ms: Option<i64>,
+    },
 }
 
 impl KeyFilter {
     pub fn is_empty(&self) -> bool {
-        self.dbs.is_empty() && self.kinds.is_empty() && self.pattern.is_none() && self.prefix.is_none()
+        self.dbs.is_empty()
+            && self.kinds.is_empty()
+            && self.pattern.is_none()
+            && self.prefix.is_none()
+            && self.regex.is_none()
+            && self.exclude.is_empty()
+            && self.size == SizeRange::default()
+            && self.ttl == TtlFilter::Any
     }
 
     /// Checks what is known without the key bytes (cheap, for the walker).
@@ -27,6 +78,27 @@ impl KeyFilter {
     pub fn admits_key(&self, key: &[u8]) -> bool {
         self.prefix.as_ref().is_none_or(|p| key.starts_with(p))
             && self.pattern.as_ref().is_none_or(|p| glob_match(p, key))
+            && self.regex.as_ref().is_none_or(|r| r.is_match(key))
+            && !self.exclude.iter().any(|p| glob_match(p, key))
+    }
+
+    /// Checks what needs the decoded value: its size and TTL at `now_ms`.
+    pub fn admits_facts(&self, f: &KeyFacts<'_>, now_ms: i64) -> bool {
+        let size = match self.size.by {
+            SizeBy::Memory => f.memory,
+            SizeBy::Serialized => f.serialized_bytes,
+        };
+        let in_size = self.size.min.is_none_or(|m| size >= m) && self.size.max.is_none_or(|m| size <= m);
+        in_size
+            && match self.ttl {
+                TtlFilter::Any => true,
+                TtlFilter::Persistent => f.expiry_ms.is_none(),
+                TtlFilter::Expired => f.expiry_ms.is_some_and(|e| e <= now_ms),
+                TtlFilter::Within { min_ms, max_ms } => f.expiry_ms.is_some_and(|e| {
+                    let ttl = e.saturating_sub(now_ms);
+                    ttl > 0 && min_ms.is_none_or(|m| ttl >= m) && max_ms.is_none_or(|m| ttl <= m)
+                }),
+            }
     }
 }
 

@@ -37,7 +37,7 @@ mod summary;
 mod walker;
 
 pub use facts::{key_facts, KeyFacts};
-pub use filter::{glob_match, KeyFilter};
+pub use filter::{glob_match, KeyFilter, SizeBy, SizeRange, TtlFilter};
 pub use keyname::KeyName;
 pub use limits::LimitCheck;
 pub use options::{Options, Progress};

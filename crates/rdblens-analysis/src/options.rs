@@ -47,7 +47,8 @@ pub struct Options {
     pub quantum: Option<u64>,
     /// Encoding-limit overrides (redis.conf names and values).
     pub config: Vec<(String, String)>,
-    /// Distinct expiry buckets kept before the histogram coarsens.
+    /// Blocks of 60 expiry cells (plus heavy cells) kept before the cells
+    /// widen (docs/expiry-clusters.md: some 400 bytes each).
     pub expiry_buckets: usize,
     /// Entries per batch handed to a worker.
     pub batch_entries: usize,
@@ -74,7 +75,7 @@ impl Default for Options {
             profile: None,
             quantum: None,
             config: Vec::new(),
-            expiry_buckets: 100_000,
+            expiry_buckets: 65_536,
             batch_entries: 2048,
             filter: KeyFilter::default(),
             progress: None,

@@ -113,7 +113,7 @@ where
                         || (Scratch::new(), Vec::new()),
                         |(scratch, key_buf), batch| {
                             let mut out = Vec::with_capacity(batch.len());
-                            batch_facts(scratch, key_buf, profile, filter, batch, |r| {
+                            batch_facts(scratch, key_buf, profile, filter, settings.now_ms, batch, |r| {
                                 out.push(match r {
                                     Ok(facts) => KeyItem::Key(map(facts, settings)),
                                     Err(d) => KeyItem::Damaged(d),

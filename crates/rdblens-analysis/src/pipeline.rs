@@ -99,6 +99,7 @@ pub(crate) fn batch_facts(
     key_buf: &mut Vec<u8>,
     profile: &Profile,
     filter: &KeyFilter,
+    now_ms: i64,
     batch: &[Record<'_>],
     mut each: impl FnMut(Result<&KeyFacts<'_>, Damage>),
 ) {
@@ -118,6 +119,7 @@ pub(crate) fn batch_facts(
             continue;
         }
         match key_facts(entry, key, &estimator, scratch) {
+            Ok(facts) if !filter.admits_facts(&facts, now_ms) => {}
             Ok(facts) => each(Ok(&facts)),
             Err(e) => each(Err(damage(&e))),
         }
@@ -155,6 +157,7 @@ impl Worker {
             &mut self.key_buf,
             &p.profile,
             filter,
+            p.settings.now_ms,
             batch,
             |r| match r {
                 Ok(facts) => stats.add(facts),

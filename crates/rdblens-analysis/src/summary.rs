@@ -27,7 +27,7 @@ use crate::rules::RuleConfig;
 use crate::shard::ShardStats;
 
 /// Version of the summary layout; bumped on incompatible changes.
-pub const SUMMARY_VERSION: u32 = 4;
+pub const SUMMARY_VERSION: u32 = 5;
 
 /// Settings that shape the accumulators; summaries merge only when they agree.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -63,7 +63,7 @@ impl Settings {
         }
         if self.expiry_buckets != other.expiry_buckets {
             out.push(format!(
-                "expiry buckets kept {} vs {}",
+                "expiry blocks kept {} vs {}",
                 self.expiry_buckets, other.expiry_buckets
             ));
         }
@@ -120,6 +120,15 @@ pub struct KeyStats {
 const DAMAGE_KEPT: usize = 10;
 
 impl KeyStats {
+    /// Expiry clusters at their own resolution, namespaces named from the
+    /// prefix tree (docs/expiry-clusters.md).
+    pub fn expiry_clusters(
+        &self,
+        rule: crate::acc::expiry::ClusterRule,
+    ) -> Vec<crate::acc::expiry::ExpiryCluster> {
+        crate::acc::expiry::detect_clusters(&self.expiry, rule, &self.prefixes.names())
+    }
+
     pub fn new(s: &Settings) -> Self {
         KeyStats {
             totals: Counter::default(),
@@ -137,7 +146,7 @@ impl KeyStats {
                 now_ms: s.now_ms,
                 ..Ttl::default()
             },
-            expiry: ExpiryHistogram::new(s.separator, s.expiry_buckets),
+            expiry: ExpiryHistogram::new(s.separator, s.prefix_depth.clamp(1, 4), s.expiry_buckets),
             slots: Slots::default(),
             access: Access::new(s.top),
             rules: RuleHits::new(&s.rules, s.separator, s.now_ms),

@@ -190,7 +190,7 @@ fn merging_partial_summaries_in_any_grouping_gives_the_whole() {
 
 #[test]
 fn the_cache_page_expiry_cluster_is_found() {
-    use rdblens_analysis::acc::expiry::{detect_clusters, ClusterRule};
+    use rdblens_analysis::acc::expiry::ClusterRule;
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/rdb");
     for f in [
         "redis-7.4.5/all-types.rdb",
@@ -198,7 +198,9 @@ fn the_cache_page_expiry_cluster_is_found() {
         "redis-4.0.14/all-types.rdb",
     ] {
         let s = analyze(&dir.join(f), 2, 16);
-        let clusters = detect_clusters(&s.keys.expiry, 1_000, ClusterRule::default());
+        // Every width at once: the 30 session keys an hour apart are no
+        // cluster at any of them.
+        let clusters = s.keys.expiry_clusters(ClusterRule::default());
         assert_eq!(clusters.len(), 1, "{f}: {clusters:?}");
         let c = &clusters[0];
         // 40 cache:page:N keys share the millisecond 1950000000000.
@@ -207,12 +209,9 @@ fn the_cache_page_expiry_cluster_is_found() {
             (1_950_000_000_000, 1_950_000_001_000, 40),
             "{f}"
         );
-        assert_eq!(c.namespaces, vec![("cache".to_string(), 40)], "{f}");
-        // The 30 session keys an hour apart are no cluster at 1 s, nor at 1 h.
-        assert_eq!(
-            detect_clusters(&s.keys.expiry, 3_600_000, ClusterRule::default()).len(),
-            1
-        );
+        assert_eq!(c.resolution_ms, 1_000);
+        assert_eq!(c.namespaces, vec![("cache:page".to_string(), 40)], "{f}");
+        assert_eq!(c.other_keys, 0);
     }
 }
 
@@ -239,6 +238,7 @@ fn synthetic<'k>(key: &'k [u8], expiry_ms: Option<i64>) -> KeyFacts<'k> {
         lzf_stored_bytes: 0,
         lzf_uncompressed_bytes: 0,
         limit: None,
+        shape: Default::default(),
     }
 }
 
@@ -297,6 +297,9 @@ fn a_huge_keyspace_stays_bounded_and_exact_where_it_matters() {
     let kept: u64 = root.entries.values().map(|c| c.totals.keys).sum();
     assert_eq!(kept, 2 * n);
     // The expiry histogram coarsened instead of growing.
-    assert!(whole.expiry.buckets.len() <= 1000 && whole.expiry.width_ms() > 1000);
+    assert!(
+        whole.expiry.cells.blocks() + whole.expiry.cells.heavy_cells() <= 1000
+            && whole.expiry.width_ms() > 1000
+    );
     assert_eq!(whole.expiry.expiring_keys, n);
 }

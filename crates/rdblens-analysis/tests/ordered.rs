@@ -77,6 +77,7 @@ fn facts_match_the_summary_and_the_filter_applies() {
         kinds: vec![TypeKind::Hash, TypeKind::ZSet],
         pattern: Some(b"*:*".to_vec()),
         prefix: None,
+        ..KeyFilter::default()
     };
     let opts = Options {
         threads: 2,

@@ -1,6 +1,8 @@
 //! expiry-cluster: 1-second and 1-minute windows (aligned to the clock)
 //! holding too many of the expiring keys, from the expiry histogram.
 
+use rdblens_analysis::acc::expiry_clusters::{namespaces_in, windows};
+use rdblens_analysis::acc::expiry_sketch::{NamespaceSketch, LEVELS_MS};
 use rdblens_analysis::rules::{RuleId, Severity};
 
 use crate::advice::advice;
@@ -15,48 +17,56 @@ pub(crate) fn expiry_cluster(ctx: &Ctx<'_>) -> Outcome {
     let h = &ctx.summary.keys.expiry;
     let c = &ctx.cfg.expiry_cluster;
     let total = h.expiring_keys;
+    let names = ctx.summary.keys.prefixes.names();
+    let error = NamespaceSketch::error_bound(total);
     let mut out = Outcome::default();
-    let mut skipped = Vec::new();
+    let mut coarse = false;
     for (width, label, share, min_keys) in [
         (1_000, "1-second", c.second_share, c.second_keys),
         (60_000, "1-minute", c.minute_share, c.minute_keys),
     ] {
-        // A coarser histogram cannot tell which window within a bucket
-        // the keys fall in; judging it would overstate clusters.
-        if h.width_ms() > width {
-            skipped.push(label);
-            continue;
-        }
-        for (start, b) in h.rebucket(width) {
+        // Cells wider than the window (expiries over a very long span):
+        // a cell under the thresholds proves every window in it is; one
+        // over them is reported as the cell, the window in it not known.
+        let cell = width.max(h.width_ms());
+        coarse |= cell > width;
+        let level = LEVELS_MS.iter().position(|&w| w == cell);
+        for (start, b) in windows(h, cell) {
             // Expiry times come from the file: any i64.
-            let end = start.saturating_add(width);
+            let end = start.saturating_add(cell);
             let s = b.keys as f64 / total.max(1) as f64;
             // Keys that expired before the snapshot cannot stampede any more
             // (expired-in-snapshot reports them).
             if end <= ctx.summary.settings.now_ms || b.keys <= min_keys || s <= share {
                 continue;
             }
-            let mut ns: Vec<(String, u64)> = Vec::new();
-            for (_, bucket) in h.buckets_in(start..end) {
-                for (name, keys) in h.namespaces(bucket) {
-                    let name = String::from_utf8_lossy(name).into_owned();
-                    match ns.iter_mut().find(|(n, _)| *n == name) {
-                        Some(e) => e.1 += keys,
-                        None => ns.push((name, keys)),
-                    }
-                }
-            }
-            ns.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-            let names: Vec<String> = ns
+            let ns = match level {
+                Some(level) => namespaces_in(h, level, start, end, &names, error),
+                None => Vec::new(),
+            };
+            let listed: Vec<String> = ns
                 .iter()
                 .take(NAMESPACES)
-                .map(|(n, k)| format!("{n} ({})", text::count(*k)))
+                .map(|(n, k)| format!("{n} (~{})", text::count((*k).min(b.keys))))
                 .collect();
+            let window = if cell > width {
+                format!(
+                    "one {} cell (expiries span so long that cells are {} wide; the {label} window within is not known)",
+                    text::duration_secs((cell / 1000) as u64),
+                    text::duration_secs((cell / 1000) as u64)
+                )
+            } else {
+                format!("one {label} window")
+            };
             let message = format!(
-                "{} keys ({} of the expiring keys) expire in one {label} window; namespaces: {}",
+                "{} keys ({} of the expiring keys) expire in {window}; namespaces: {}",
                 text::count(b.keys),
                 text::percent(s),
-                names.join(", ")
+                if listed.is_empty() {
+                    "(none above the sketch error)".to_string()
+                } else {
+                    listed.join(", ")
+                }
             );
             out.keys += b.keys;
             out.memory += b.memory;
@@ -81,10 +91,9 @@ pub(crate) fn expiry_cluster(ctx: &Ctx<'_>) -> Outcome {
             });
         }
     }
-    if !skipped.is_empty() {
+    if coarse {
         out.note = Some(format!(
-            "{} windows not judged: expiries spread over so many seconds that the histogram keeps {} buckets",
-            skipped.join(" and "),
+            "expiries spread over so many seconds that cells are {} wide: windows judged by their cell",
             text::duration_secs((h.width_ms() / 1000) as u64)
         ));
     }

@@ -10,7 +10,7 @@ use std::fmt::Write;
 use comfy_table::Cell;
 use rdblens_analysis::acc::bounded::BoundedMap;
 use rdblens_analysis::acc::counter::Counter;
-use rdblens_analysis::acc::expiry::{auto_width, detect_clusters, ClusterRule, ExpiryCluster};
+use rdblens_analysis::acc::expiry::{auto_width, ClusterRule, ExpiryCluster};
 use rdblens_analysis::acc::prefix::PrefixNode;
 use rdblens_analysis::acc::top::{KeyRecord, Metric, TopKeys, TopSet};
 use rdblens_analysis::{KeyName, Summary};
@@ -334,12 +334,14 @@ fn expiry(old: &Summary, new: &Summary, opts: &ReportOptions) -> ExpiryDiff {
     let (o, n) = (&old.keys.expiry, &new.keys.expiry);
     let width = opts
         .bucket_ms
-        .unwrap_or_else(|| auto_width(n, AUTO_BARS))
+        .unwrap_or_else(|| auto_width(n, AUTO_BARS, i64::MIN, i64::MAX))
         .max(o.width_ms())
         .max(n.width_ms());
     let rule: ClusterRule = opts.cluster_rule;
-    let before = detect_clusters(o, width, rule);
-    let new_clusters = detect_clusters(n, width, rule)
+    let before = old.keys.expiry_clusters(rule);
+    let new_clusters = new
+        .keys
+        .expiry_clusters(rule)
         .into_iter()
         .filter(|c| {
             !before

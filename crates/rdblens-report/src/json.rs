@@ -3,7 +3,7 @@
 //! UTF-8 and `key_hex` otherwise.
 
 use rdblens_analysis::acc::counter::Counter;
-use rdblens_analysis::acc::expiry::{detect_clusters, ExpiryCluster};
+use rdblens_analysis::acc::expiry::ExpiryCluster;
 use rdblens_analysis::acc::names::NameProblem;
 use rdblens_analysis::acc::prefix::PrefixNode;
 use rdblens_analysis::acc::top::KeyRecord;
@@ -94,6 +94,9 @@ pub struct TtlBucketJson {
 #[derive(Serialize)]
 pub struct ExpiryJson {
     pub bucket_ms: i64,
+    /// `--expiry-window` (unix ms, end exclusive), when given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<[i64; 2]>,
     pub stored_resolution_ms: i64,
     pub expiring_keys: u64,
     pub expiring_memory: u64,
@@ -193,6 +196,9 @@ pub struct ReportJson<'s> {
     /// Per-rule totals of the audit, including what the caps left out.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub audit: Option<AuditJson>,
+    /// Split plans for the big keys and sprawling namespaces (docs/advisor.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plans: Option<rdblens_advice::Plans>,
     pub compression: &'s rdblens_analysis::Compression,
     pub damaged_keys: u64,
     pub damage: &'s [rdblens_analysis::Damage],
@@ -266,7 +272,11 @@ pub fn build<'s>(s: &'s Summary, opts: &ReportOptions) -> ReportJson<'s> {
     };
     let lengths = &k.key_names.lengths;
     let width = opts.expiry_bucket_ms(&k.expiry);
-    let audit = on(Section::Findings).then(|| rdblens_audit::audit(s));
+    let audit = (on(Section::Findings) || on(Section::Plans)).then(|| rdblens_audit::audit(s));
+    let plans = on(Section::Plans)
+        .then(|| audit.as_ref().map(|a| opts.plans(s, a)))
+        .flatten();
+    let audit = audit.filter(|_| on(Section::Findings));
     ReportJson {
         schema_version: SCHEMA_VERSION,
         tool: "rdblens",
@@ -357,12 +367,13 @@ pub fn build<'s>(s: &'s Summary, opts: &ReportOptions) -> ReportJson<'s> {
         ttl: on(Section::Ttl).then(|| ttl_json(&k.ttl.buckets.keys, &k.ttl.buckets.memory)),
         expiry: on(Section::Expiry).then(|| ExpiryJson {
             bucket_ms: width,
+            window: opts.expiry_window.map(|(from, to)| [from, to]),
             stored_resolution_ms: k.expiry.width_ms(),
             expiring_keys: k.expiry.expiring_keys,
             expiring_memory: k.expiry.expiring_memory,
             histogram: k
                 .expiry
-                .rebucket(width)
+                .rebucket_range(width, opts.expiry_range().0, opts.expiry_range().1)
                 .into_iter()
                 .map(|(start_ms, b)| ExpiryBar {
                     start_ms,
@@ -370,7 +381,11 @@ pub fn build<'s>(s: &'s Summary, opts: &ReportOptions) -> ReportJson<'s> {
                     memory: b.memory,
                 })
                 .collect(),
-            clusters: detect_clusters(&k.expiry, width, opts.cluster_rule),
+            clusters: k
+                .expiry_clusters(opts.cluster_rule)
+                .into_iter()
+                .filter(|c| opts.in_expiry_window(c.start_ms, c.end_ms))
+                .collect(),
         }),
         slots: on(Section::Slots).then(|| slots_json(k, opts.top)),
         access: on(Section::Access).then_some(&k.access),
@@ -379,6 +394,7 @@ pub fn build<'s>(s: &'s Summary, opts: &ReportOptions) -> ReportJson<'s> {
             counts: a.counts,
             rules: a.rules,
         }),
+        plans,
         compression: &k.compression,
         damaged_keys: k.damaged_keys,
         damage: &k.damage,
@@ -387,12 +403,12 @@ pub fn build<'s>(s: &'s Summary, opts: &ReportOptions) -> ReportJson<'s> {
 
 fn slots_json(k: &rdblens_analysis::KeyStats, n: usize) -> SlotsJson {
     let slots = &k.slots;
-    let mut rows: Vec<SlotJson> = (0..slots.keys.len())
-        .filter(|&i| slots.keys[i] > 0)
-        .map(|i| SlotJson {
+    let mut rows: Vec<SlotJson> = (slots.counts().iter().enumerate())
+        .filter(|(_, c)| c.keys > 0)
+        .map(|(i, c)| SlotJson {
             slot: i,
-            keys: slots.keys[i],
-            memory: slots.memory[i],
+            keys: c.keys,
+            memory: c.memory,
         })
         .collect();
     let used = rows.len();

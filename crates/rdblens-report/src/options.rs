@@ -13,9 +13,15 @@ pub enum Section {
     Slots,
     Access,
     Findings,
+    /// Split plans (rdblens-advice); not in the default set, asked for
+    /// with `--section plans` (or `rdblens advise`).
+    Plans,
 }
 
 impl Section {
+    /// Sections shown only when asked for.
+    pub const OPTIONAL: [Section; 1] = [Section::Plans];
+
     pub const ALL: [Section; 10] = [
         Section::Shards,
         Section::Bigkeys,
@@ -41,11 +47,15 @@ impl Section {
             Section::Slots => "slots",
             Section::Access => "access",
             Section::Findings => "findings",
+            Section::Plans => "plans",
         }
     }
 
     pub fn parse(s: &str) -> Option<Section> {
-        Section::ALL.into_iter().find(|sec| sec.name() == s)
+        Section::ALL
+            .into_iter()
+            .chain(Section::OPTIONAL)
+            .find(|sec| sec.name() == s)
     }
 }
 
@@ -65,10 +75,16 @@ pub struct ReportOptions {
     pub top: usize,
     /// Expiry histogram width; `None` = chosen from the spread.
     pub bucket_ms: Option<i64>,
+    /// Expiry window shown (`--expiry-window FROM..TO`, unix ms, end
+    /// exclusive); `None` = every expiry.
+    pub expiry_window: Option<(i64, i64)>,
     /// Terminal width for tables; `None` = not a terminal (plain, unwrapped).
     pub width: Option<u16>,
     pub cluster_rule: ClusterRule,
     pub sort: SortBy,
+    /// The server split plans are priced for; `None`: the first file's
+    /// profile with the default quantum and limits.
+    pub target: Option<rdblens_memory::Profile>,
 }
 
 impl Default for ReportOptions {
@@ -77,9 +93,11 @@ impl Default for ReportOptions {
             sections: Section::ALL.to_vec(),
             top: 20,
             bucket_ms: None,
+            expiry_window: None,
             width: None,
             cluster_rule: ClusterRule::default(),
             sort: SortBy::Memory,
+            target: None,
         }
     }
 }
@@ -88,9 +106,34 @@ impl Default for ReportOptions {
 pub const AUTO_BARS: i64 = 60;
 
 impl ReportOptions {
+    /// The split plans for `s` (section `plans`).
+    pub fn plans(
+        &self,
+        s: &rdblens_analysis::Summary,
+        audit: &rdblens_audit::Audit,
+    ) -> rdblens_advice::Plans {
+        let target = self
+            .target
+            .clone()
+            .unwrap_or_else(|| rdblens_advice::target_for(s, None, &[]));
+        rdblens_advice::plans(s, audit, &target)
+    }
+
     pub fn expiry_bucket_ms(&self, h: &ExpiryHistogram) -> i64 {
+        let (from, to) = self.expiry_range();
         self.bucket_ms
-            .unwrap_or_else(|| auto_width(h, AUTO_BARS))
+            .unwrap_or_else(|| auto_width(h, AUTO_BARS, from, to))
             .max(h.width_ms())
+    }
+
+    /// The expiry window shown, `[from, to)` in unix ms.
+    pub fn expiry_range(&self) -> (i64, i64) {
+        self.expiry_window.unwrap_or((i64::MIN, i64::MAX))
+    }
+
+    /// Whether a window `[start, end)` overlaps the expiry window shown.
+    pub fn in_expiry_window(&self, start: i64, end: i64) -> bool {
+        let (from, to) = self.expiry_range();
+        start < to && end > from
     }
 }

@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use comfy_table::{presets, Cell, CellAlignment, ContentArrangement, Table};
-use rdblens_analysis::acc::expiry::detect_clusters;
+use rdblens_analysis::acc::expiry::ExpiryCluster;
 use rdblens_analysis::acc::hist::Histogram;
 use rdblens_analysis::acc::top::KeyRecord;
 use rdblens_analysis::acc::ttl::TTL_BUCKETS;
@@ -274,9 +274,37 @@ fn expiry(out: &mut String, s: &Summary, opts: &ReportOptions) {
     if h.expiring_keys == 0 {
         return;
     }
+    let clusters: Vec<_> = s
+        .keys
+        .expiry_clusters(opts.cluster_rule)
+        .into_iter()
+        .filter(|c| opts.in_expiry_window(c.start_ms, c.end_ms))
+        .collect();
+    heading(out, "Expiry clusters");
+    if clusters.is_empty() {
+        let _ = writeln!(
+            out,
+            "none: no window of 1s, 10s, 1m, 10m or 1h holds a spike of expiring keys (cells of {})",
+            duration(h.width_ms())
+        );
+    }
+    for c in &clusters {
+        let _ = writeln!(out, "{}", cluster_line(c));
+        let _ = writeln!(out, "  {}", cluster_figures(c));
+    }
     let width = opts.expiry_bucket_ms(h);
-    heading(out, &format!("Expiry times ({} buckets)", duration(width)));
-    let buckets = h.rebucket(width);
+    let (from, to) = opts.expiry_range();
+    let title = match opts.expiry_window {
+        Some(_) => format!(
+            "Expiry times ({} buckets, {} to {} UTC)",
+            duration(width),
+            utc(from),
+            utc(to)
+        ),
+        None => format!("Expiry times ({} buckets)", duration(width)),
+    };
+    heading(out, &title);
+    let buckets = h.rebucket_range(width, from, to);
     let rows: Vec<(String, u64, String)> = if buckets.len() <= 2 * crate::options::AUTO_BARS as usize {
         buckets
             .iter()
@@ -293,42 +321,93 @@ fn expiry(out: &mut String, s: &Summary, opts: &ReportOptions) {
             .collect()
     };
     out.push_str(&bars_table(opts, "expires at (UTC)", &rows));
-    let clusters = detect_clusters(h, width, opts.cluster_rule);
-    if clusters.is_empty() {
-        let _ = writeln!(out, "no expiry clusters at this bucket width");
-        return;
+    if !clusters.is_empty() && opts.expiry_window.is_none() {
+        let c = &clusters[0];
+        let _ = writeln!(
+            out,
+            "zoom in: --expiry-window {}..{} --bucket 1s",
+            iso(c.start_ms.saturating_sub(60_000)),
+            iso(c.end_ms.saturating_add(60_000))
+        );
     }
-    heading(out, "Expiry clusters");
-    let mut t = table(
-        opts,
-        &[
-            "from (UTC)",
-            "to",
-            "keys",
-            "share of expiring",
-            "memory",
-            "baseline/bucket",
-            "namespaces",
-        ],
-    );
-    for c in &clusters {
-        let ns: Vec<String> = c
-            .namespaces
-            .iter()
-            .take(3)
-            .map(|(n, k)| format!("{n} ({k})"))
-            .collect();
-        t.add_row(vec![
-            Cell::new(utc(c.start_ms)),
-            Cell::new(utc(c.end_ms)),
-            right(thousands(c.keys)),
-            right(format!("{:.1}%", c.share * 100.0)),
-            right(human_bytes(c.memory)),
-            right(format!("{:.1}", c.baseline)),
-            Cell::new(ns.join(", ")),
-        ]);
+}
+
+/// `YYYY-MM-DDThh:mm:ss`, as `--expiry-window` takes it.
+fn iso(ms: i64) -> String {
+    utc(ms).replacen(' ', "T", 1)
+}
+
+/// The window of a cluster in words: a second, a minute, an hour, or a span.
+fn cluster_window(c: &ExpiryCluster) -> String {
+    let t = utc(c.start_ms);
+    match c.end_ms - c.start_ms {
+        1_000 => format!("in the second {t} UTC"),
+        60_000 if c.start_ms % 60_000 == 0 => format!("in the minute {} UTC", &t[..16]),
+        3_600_000 if c.start_ms % 3_600_000 == 0 => format!("in the hour {}:00 UTC", &t[..13]),
+        _ => format!("between {t} and {} UTC", utc(c.end_ms)),
     }
-    let _ = writeln!(out, "{t}");
+}
+
+/// "N keys, S% of expiring, expire in the second ...: ns 28%, ..."
+pub fn cluster_line(c: &ExpiryCluster) -> String {
+    let share = |k: u64| format!("{:.0}%", k as f64 * 100.0 / c.keys.max(1) as f64);
+    let mut ns: Vec<String> = c
+        .namespaces
+        .iter()
+        .map(|(n, k)| format!("{n} {}", share(*k)))
+        .collect();
+    if c.other_keys > 0 {
+        ns.push(format!("(other) {}", share(c.other_keys)));
+    }
+    format!(
+        "{} keys, {:.1}% of expiring, {}, expire {}: {}",
+        thousands(c.keys),
+        c.share * 100.0,
+        human_bytes(c.memory),
+        cluster_window(c),
+        ns.join(", ")
+    )
+}
+
+/// Peak rate, active expiry and jitter advice of a cluster.
+pub fn cluster_figures(c: &ExpiryCluster) -> String {
+    let mut parts = Vec::new();
+    if let Some(p) = c.peak_keys_per_second {
+        parts.push(format!("peak {} keys/s", thousands(p)));
+    }
+    let a = &c.active_expiry;
+    let mut active = String::from("active expiry (hz 10)");
+    if a.busy_seconds > 0.0 {
+        active.push_str(&format!(
+            ": {:.2}s of back-to-back cycles at 25% CPU",
+            a.busy_seconds
+        ));
+    }
+    if a.sweep_seconds > 0.0 {
+        active.push_str(&format!(
+            "{} reclaims the rest within {} (unless read first)",
+            if a.busy_seconds > 0.0 { ", then" } else { "" },
+            duration((a.sweep_seconds * 1000.0) as i64)
+        ));
+    }
+    parts.push(active);
+    if c.jitter_seconds > 0 {
+        parts.push(format!(
+            "spread these TTLs by +-{} to stay under the audit thresholds",
+            jitter(c.jitter_seconds)
+        ));
+    }
+    parts.push(format!("namespace counts +-{}", thousands(c.namespace_error)));
+    parts.join("; ")
+}
+
+fn jitter(s: u64) -> String {
+    if s >= 60 {
+        let m = s / 60;
+        format!("{m} minute{}", if m == 1 { "" } else { "s" })
+    } else {
+        format!("{s} second{}", if s == 1 { "" } else { "s" })
+    }
 }
 
 fn keys(out: &mut String, s: &Summary, opts: &ReportOptions) {
@@ -517,7 +596,14 @@ pub fn render(s: &Summary, opts: &ReportOptions) -> String {
             Section::Slots => slots(&mut out, s, opts),
             Section::Access => access(&mut out, s, opts),
             Section::Findings => crate::findings::render(&mut out, &rdblens_audit::audit(s), opts),
+            Section::Plans => {}
         }
+    }
+    if opts.sections.contains(&Section::Plans) {
+        out.push('\n');
+        out.push_str(&rdblens_advice::text::render(
+            &opts.plans(s, &rdblens_audit::audit(s)),
+        ));
     }
     out
 }

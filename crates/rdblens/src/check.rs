@@ -22,19 +22,25 @@ fn text(s: &RdbString<'_>) -> String {
 }
 
 pub fn run(path: &Path, skip_unknown: bool, out: &mut impl Write) -> Result<()> {
-    let (file, stored) = crate::input::open_input(path).context("cannot open")?;
+    let (file, stored) = crate::input::open_input(path, false).context("cannot open")?;
     let rdb = crate::input::read_header(file.bytes(), skip_unknown)?;
-    match &stored {
-        crate::input::Stored::Plain => writeln!(out, "file: {} ({} bytes)", path.display(), file.len())?,
-        crate::input::Stored::Gzip { damage } => {
+    let name = crate::input::input_name(path);
+    match stored.compression {
+        None if stored.streamed => writeln!(out, "file: {name} ({} bytes received)", file.len())?,
+        None => writeln!(out, "file: {name} ({} bytes)", file.len())?,
+        Some(c) => {
             writeln!(
                 out,
-                "file: {} (gzip, {} bytes decompressed)",
-                path.display(),
+                "file: {name} ({}, {} bytes decompressed)",
+                c.name(),
                 file.len()
             )?;
-            if let Some(why) = damage {
-                writeln!(out, "warning: {}", crate::input::gzip_damage(why, file.len()))?;
+            if let Some(why) = &stored.damage {
+                writeln!(
+                    out,
+                    "warning: {}",
+                    crate::input::damage_message(c, why, file.len())
+                )?;
             }
         }
     }

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use rdblens_analysis::{KeyFilter, Options};
+use rdblens_analysis::rules::{ByteSize, Seconds};
+use rdblens_analysis::{KeyFilter, Options, SizeBy, SizeRange, TtlFilter};
 use rdblens_memory::{Family, Limits, Profile, ServerVersion};
 use rdblens_parser::TypeKind;
 
@@ -24,7 +25,8 @@ pub const LIMIT_NAMES: [&str; 9] = [
     "list-compress-depth",
 ];
 
-/// `--db`, `--type`, `--match`, `--prefix`.
+/// Which keys: `--db`, `--type`, `--match`, `--prefix`, `--regex`,
+/// `--exclude`, `--min-size`/`--max-size`, `--ttl`/`--no-ttl`/`--expired`.
 #[derive(Args, Debug)]
 pub struct FilterArgs {
     /// Only these databases (repeatable).
@@ -39,6 +41,38 @@ pub struct FilterArgs {
     /// Only keys starting with this prefix.
     #[arg(long)]
     pub prefix: Option<String>,
+    /// Only keys matching this regular expression (Rust regex syntax, over
+    /// the key's bytes, unanchored: `^user:\d+$`; `(?-u:\xff)` matches a byte).
+    #[arg(long, value_name = "REGEX")]
+    pub regex: Option<String>,
+    /// Leave out keys matching this Redis glob (repeatable).
+    #[arg(long, visible_alias = "not-match", value_name = "PATTERN")]
+    pub exclude: Vec<String>,
+    /// Only keys at least this big (e.g. 10KiB, 1MiB; memory estimate, or --size-by serialized).
+    #[arg(long, value_name = "SIZE")]
+    pub min_size: Option<String>,
+    /// Only keys at most this big (e.g. 512, 64KiB).
+    #[arg(long, value_name = "SIZE")]
+    pub max_size: Option<String>,
+    /// What --min-size and --max-size compare: the memory estimate or the serialized size.
+    #[arg(long, value_enum, default_value = "memory")]
+    pub size_by: SizeByArg,
+    /// Only keys whose TTL (at --now, or the snapshot's time) is within MIN..MAX,
+    /// e.g. 1h..1d, ..10m, 7d.. (durations: 45s, 90m, 12h, 30d, 2w).
+    #[arg(long, value_name = "MIN..MAX", conflicts_with_all = ["no_ttl", "expired"])]
+    pub ttl: Option<String>,
+    /// Only keys without an expiry.
+    #[arg(long, conflicts_with = "expired")]
+    pub no_ttl: bool,
+    /// Only keys already expired at the reference time (--now, or the snapshot's).
+    #[arg(long)]
+    pub expired: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum SizeByArg {
+    Memory,
+    Serialized,
 }
 
 /// How memory is estimated and TTLs measured.
@@ -59,25 +93,85 @@ pub struct ModelArgs {
     /// Reference time for TTLs: unix seconds or ms (default: the snapshot's ctime).
     #[arg(long)]
     pub now: Option<i64>,
-    /// Worker threads (default: all cores).
+    /// Worker threads (default: all cores; at most 8 per core, more is refused).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
 }
 
 impl FilterArgs {
     pub fn filter(&self) -> Result<KeyFilter> {
-        key_filter(
+        let mut f = key_filter(
             &self.dbs,
             &self.types,
             self.pattern.as_deref(),
             self.prefix.as_deref(),
-        )
+        )?;
+        if let Some(r) = &self.regex {
+            let re = regex::bytes::Regex::new(r).map_err(|e| anyhow::anyhow!("--regex {r:?}: {e}"))?;
+            f.regex = Some(re);
+        }
+        f.exclude = self.exclude.iter().map(|p| p.as_bytes().to_vec()).collect();
+        let size = |flag: &str, v: &Option<String>| -> Result<Option<u64>> {
+            v.as_deref()
+                .map(|s| {
+                    ByteSize::parse(s)
+                        .map(|b| b.0)
+                        .map_err(|e| anyhow::anyhow!("{flag}: {e}"))
+                })
+                .transpose()
+        };
+        f.size = SizeRange {
+            by: match self.size_by {
+                SizeByArg::Memory => SizeBy::Memory,
+                SizeByArg::Serialized => SizeBy::Serialized,
+            },
+            min: size("--min-size", &self.min_size)?,
+            max: size("--max-size", &self.max_size)?,
+        };
+        if let (Some(min), Some(max)) = (f.size.min, f.size.max) {
+            if min > max {
+                bail!("--min-size {min} is above --max-size {max}: no key can match");
+            }
+        }
+        f.ttl = if self.no_ttl {
+            TtlFilter::Persistent
+        } else if self.expired {
+            TtlFilter::Expired
+        } else if let Some(range) = &self.ttl {
+            parse_ttl_range(range)?
+        } else {
+            TtlFilter::Any
+        };
+        Ok(f)
+    }
+}
+
+/// `--ttl MIN..MAX`: either end may be left out, not both.
+pub fn parse_ttl_range(s: &str) -> Result<TtlFilter> {
+    let Some((min, max)) = s.split_once("..") else {
+        bail!("--ttl {s:?}: expected MIN..MAX, e.g. 1h..1d, ..10m or 7d..");
+    };
+    let end = |v: &str| -> Result<Option<i64>> {
+        if v.trim().is_empty() {
+            return Ok(None);
+        }
+        let secs = Seconds::parse(v)
+            .map_err(|e| anyhow::anyhow!("--ttl {s:?}: {e}"))?
+            .0;
+        Ok(Some(i64::try_from(secs.saturating_mul(1000)).unwrap_or(i64::MAX)))
+    };
+    let (min_ms, max_ms) = (end(min)?, end(max)?);
+    match (min_ms, max_ms) {
+        (None, None) => bail!("--ttl {s:?}: give at least one end, e.g. 1h..1d, ..10m or 7d.."),
+        (Some(a), Some(b)) if a > b => bail!("--ttl {s:?}: the minimum is above the maximum"),
+        _ => Ok(TtlFilter::Within { min_ms, max_ms }),
     }
 }
 
 impl ModelArgs {
     /// Options with this model and `filter`; the rest default.
     pub fn options(&self, filter: KeyFilter) -> Result<Options> {
+        check_threads(self.threads, cores())?;
         Ok(Options {
             threads: self.threads,
             now_ms: now_ms(self.now),
@@ -88,6 +182,24 @@ impl ModelArgs {
             ..Options::default()
         })
     }
+}
+
+/// `--threads` beyond this many per core only adds switching and memory.
+pub const THREADS_PER_CORE: usize = 8;
+
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Refuses more than [`THREADS_PER_CORE`] worker threads per core.
+pub fn check_threads(threads: usize, cores: usize) -> Result<()> {
+    let max = THREADS_PER_CORE * cores;
+    if threads > max {
+        bail!(
+            "--threads {threads}: at most {max} ({THREADS_PER_CORE} per core, {cores} cores here); 0 means one per core"
+        );
+    }
+    Ok(())
 }
 
 pub fn parse_kind(s: &str) -> Result<TypeKind> {
@@ -118,6 +230,7 @@ pub fn key_filter(
         kinds: types.iter().map(|t| parse_kind(t)).collect::<Result<_>>()?,
         pattern: pattern.map(|p| p.as_bytes().to_vec()),
         prefix: prefix.map(|p| p.as_bytes().to_vec()),
+        ..KeyFilter::default()
     })
 }
 
@@ -132,14 +245,76 @@ pub fn now_ms(now: Option<i64>) -> Option<i64> {
     })
 }
 
+/// Release lines (major.minor) the memory model can be asked for: a
+/// version that was never released is a typo, not a target.
+const REDIS_LINES: [(u32, u32); 19] = [
+    (2, 0),
+    (2, 2),
+    (2, 4),
+    (2, 6),
+    (2, 8),
+    (3, 0),
+    (3, 2),
+    (4, 0),
+    (5, 0),
+    (6, 0),
+    (6, 2),
+    (7, 0),
+    (7, 2),
+    (7, 4),
+    (8, 0),
+    (8, 2),
+    (8, 4),
+    (8, 6),
+    (8, 8),
+];
+const VALKEY_LINES: [(u32, u32); 6] = [(7, 2), (8, 0), (8, 1), (9, 0), (9, 1), (9, 2)];
+
 pub fn target_profile(target: Option<&str>) -> Result<Option<Profile>> {
-    target
-        .map(|t| {
-            Profile::parse_target(t)
-                .map_err(anyhow::Error::msg)
-                .context("--target")
-        })
-        .transpose()
+    let Some(t) = target else { return Ok(None) };
+    let profile = Profile::parse_target(t)
+        .map_err(anyhow::Error::msg)
+        .context("--target")?;
+    let (lines, family) = match profile.family {
+        Family::Redis => (&REDIS_LINES[..], "Redis"),
+        Family::Valkey => (&VALKEY_LINES[..], "Valkey"),
+    };
+    let v = profile.version;
+    if !lines.contains(&(v.major, v.minor)) {
+        let all: Vec<String> = lines.iter().map(|(a, b)| format!("{a}.{b}")).collect();
+        bail!(
+            "--target {t}: no {family} {}.{} release is known ({family} releases: {})",
+            v.major,
+            v.minor,
+            all.join(", ")
+        );
+    }
+    Ok(Some(profile))
+}
+
+/// `--label`: none, or one per file (in order), all different.
+pub fn check_labels(labels: &[String], files: usize) -> Result<()> {
+    if !labels.is_empty() && labels.len() != files {
+        bail!(
+            "--label is given {} times for {files} files: give one per file, in order",
+            labels.len()
+        );
+    }
+    for (i, l) in labels.iter().enumerate() {
+        if labels[..i].contains(l) {
+            bail!("--label {l:?} is given twice: each file needs its own name");
+        }
+    }
+    Ok(())
+}
+
+/// A note on standard error when filters left nothing of keys that exist
+/// (`--db 99`, a `--match` that matches nothing): the empty output is then
+/// explained, not mistaken for an empty dump.
+pub fn note_if_nothing_matched(filter: &KeyFilter, matched: u64, in_files: u64) {
+    if !filter.is_empty() && matched == 0 && in_files > 0 {
+        eprintln!("rdblens: note: no key matched the filters; the input holds {in_files} keys");
+    }
 }
 
 /// Reads `name value` lines of a redis.conf; limits are applied, the rest kept for the audit.

@@ -55,6 +55,11 @@ pub fn prepare(args: &DiffArgs) -> Result<(Options, ReportOptions)> {
     if !(1..=4).contains(&args.depth) {
         bail!("--depth must be 1-4, got {}", args.depth);
     }
+    if args.old == Path::new("-") && args.new == Path::new("-") {
+        bail!("standard input (-) is given more than once: it can be read only once");
+    }
+    let inputs = [&args.old, &args.new].into_iter().chain(&args.model.config);
+    crate::output::refuse_input_as_output(args.output.as_deref(), inputs.map(|p| p.as_path()))?;
     let opts = Options {
         top: args.top,
         separator,
@@ -66,14 +71,17 @@ pub fn prepare(args: &DiffArgs) -> Result<(Options, ReportOptions)> {
 
 /// One side: a summary file, or a dump analysed with `opts`.
 fn load(path: &Path, opts: &Options, quiet: bool) -> Result<SummaryFile, SummaryError> {
-    let summary = is_summary_file(path)
-        .with_context(|| format!("{}: cannot open", path.display()))
-        .map_err(SummaryError::Input)?;
+    // A stream can be read once: it is taken for a dump (summaries are files).
+    let regular = std::fs::metadata(path).is_ok_and(|m| m.is_file());
+    let summary = regular
+        && is_summary_file(path)
+            .with_context(|| format!("{}: cannot open", path.display()))
+            .map_err(SummaryError::Input)?;
     if summary {
         return SummaryFile::read(path);
     }
-    let summary =
-        crate::analyze::analyze_files(&[path.to_path_buf()], opts, quiet).map_err(SummaryError::Input)?;
+    let summary = crate::analyze::analyze_files(&[path.to_path_buf()], &[], opts, quiet)
+        .map_err(SummaryError::Input)?;
     Ok(SummaryFile::new(summary, Shaping::of(opts)))
 }
 
@@ -83,6 +91,15 @@ pub fn run(
     opts: &Options,
     report_opts: ReportOptions,
 ) -> Result<[Summary; 2], SummaryError> {
+    let same = crate::output::file_id(&args.old).is_some()
+        && crate::output::file_id(&args.old) == crate::output::file_id(&args.new);
+    if same {
+        eprintln!(
+            "rdblens: note: {} and {} are the same file: nothing can have changed",
+            args.old.display(),
+            args.new.display()
+        );
+    }
     let old = load(&args.old, opts, args.quiet)?;
     let new = load(&args.new, opts, args.quiet)?;
     let mut differences = old.shaping.differences(&new.shaping);
@@ -104,6 +121,9 @@ pub fn run(
             .context("cannot serialize the diff")
             .map_err(SummaryError::Input)?,
         Format::Table => rdblens_report::diff::to_table(&old.summary, &new.summary, &report_opts),
+        Format::Html => rdblens_html::diff(&old.summary, &new.summary, &report_opts)
+            .context("cannot serialize the diff")
+            .map_err(SummaryError::Input)?,
     };
     write_text(args.output.as_deref(), &text).map_err(SummaryError::Input)?;
     Ok([old.summary, new.summary])

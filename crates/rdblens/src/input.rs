@@ -1,78 +1,302 @@
-//! Opening a dump: gzip-compressed files are read transparently, and the
-//! header is checked before any work, with a hint when `--skip-unknown`
-//! would help (a version newer than any known) and none when it would not.
+//! Opening a dump: a file is mapped; standard input (`-`), pipes, FIFOs and
+//! process substitution are spooled to an anonymous temporary file first
+//! (the parser needs a map); gzip- and zstd-compressed dumps are detected
+//! by their magic, on files and streams alike, and decompressed to an
+//! anonymous temporary file as they are read. The header is checked before
+//! any work, with a hint when `--skip-unknown` would help (a version newer
+//! than any known) and none when it would not.
 
 use std::fs::File;
-use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{self, BufRead, BufReader, BufWriter, IsTerminal, Read, Write};
 use std::path::Path;
 
 use anyhow::{anyhow, Context, Result};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rdblens_parser::{ErrorKind, Format, Rdb, RdbFile};
 
-/// How a dump was stored.
-pub enum Stored {
-    Plain,
-    /// Gzip-compressed; `damage` says why decompression stopped early (a
-    /// cut or corrupt stream: what came out before is still read).
-    Gzip {
-        damage: Option<String>,
-    },
+/// How a dump is compressed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compression {
+    Gzip,
+    Zstd,
 }
 
-/// Opens `path` and checks its header. A gzip-compressed file is first
-/// decompressed to an anonymous temporary file (gone once the map is
-/// dropped); if the gzip stream is damaged, a line on standard error says
-/// so and what it decompressed to is read (the RDB walk then finds where
-/// it ends). Errors name the file: `NAME: cannot open: ...`, `NAME: not an
-/// RDB file: ...`.
-pub fn open_rdb(path: &Path, skip_unknown: bool) -> Result<RdbFile> {
-    let name = path.display().to_string();
-    let (file, stored) = open_input(path).with_context(|| format!("{name}: cannot open"))?;
-    let gzip = matches!(stored, Stored::Gzip { .. });
-    if let Stored::Gzip { damage: Some(why) } = &stored {
-        eprintln!("rdblens: {name}: {}", gzip_damage(why, file.len()));
-    }
-    read_header(file.bytes(), skip_unknown).with_context(|| {
-        if gzip {
-            format!("{name} (decompressed from gzip)")
-        } else {
-            name.clone()
+impl Compression {
+    pub fn name(self) -> &'static str {
+        match self {
+            Compression::Gzip => "gzip",
+            Compression::Zstd => "zstd",
         }
+    }
+
+    /// By the magic: gzip `1f 8b`, zstd `28 b5 2f fd`.
+    pub fn sniff(head: &[u8]) -> Option<Compression> {
+        if head.starts_with(&[0x1f, 0x8b]) {
+            Some(Compression::Gzip)
+        } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+            Some(Compression::Zstd)
+        } else {
+            None
+        }
+    }
+}
+
+/// How a dump was stored.
+pub struct Stored {
+    pub compression: Option<Compression>,
+    /// Read from a pipe, FIFO or standard input (spooled to a temporary file).
+    pub streamed: bool,
+    /// Why decompression stopped early (a cut or corrupt stream: what came
+    /// out before is still read).
+    pub damage: Option<String>,
+}
+
+/// The name of an input in messages: `standard input` for `-`.
+pub fn input_name(path: &Path) -> String {
+    if path == Path::new("-") {
+        "standard input".to_string()
+    } else {
+        path.display().to_string()
+    }
+}
+
+/// Refuses inputs that cannot be read as given: standard input (`-`) twice
+/// (it can be read once), or one file twice (by device and inode: its keys
+/// would be counted twice). A usage error, before anything is read.
+pub fn refuse_repeated_inputs(paths: &[std::path::PathBuf]) -> Result<()> {
+    let stdin = Path::new("-");
+    if paths.iter().filter(|p| *p == stdin).count() > 1 {
+        anyhow::bail!("standard input (-) is given more than once: it can be read only once");
+    }
+    let mut seen: Vec<((u64, u64), &Path)> = Vec::new();
+    for p in paths.iter().filter(|p| *p != stdin) {
+        let Some(id) = crate::output::file_id(p) else {
+            continue;
+        };
+        if let Some((_, first)) = seen.iter().find(|(i, _)| *i == id) {
+            anyhow::bail!(
+                "{} and {} are the same file: its keys would be counted twice",
+                first.display(),
+                p.display()
+            );
+        }
+        seen.push((id, p));
+    }
+    Ok(())
+}
+
+/// Opens `path` and checks its header. If a compressed stream is damaged,
+/// a line on standard error says so and what it decompressed to is read
+/// (the RDB walk then finds where it ends). Errors name the file: `NAME:
+/// cannot open: ...`, `NAME: not an RDB file: ...`. `quiet` hides the
+/// byte counter drawn while a stream is received.
+pub fn open_rdb(path: &Path, skip_unknown: bool, quiet: bool) -> Result<RdbFile> {
+    let name = input_name(path);
+    let (file, stored) = open_input(path, quiet).with_context(|| format!("{name}: cannot open"))?;
+    if let (Some(c), Some(why)) = (stored.compression, &stored.damage) {
+        eprintln!("rdblens: {name}: {}", damage_message(c, why, file.len()));
+    }
+    read_header(file.bytes(), skip_unknown).with_context(|| match stored.compression {
+        Some(c) => format!("{name} (decompressed from {})", c.name()),
+        None => name.clone(),
     })?;
     Ok(file)
 }
 
-/// The message for a gzip stream that stops early.
-pub fn gzip_damage(why: &str, decompressed: usize) -> String {
-    format!("the gzip stream is damaged or cut short after {decompressed} decompressed bytes ({why}): reading those")
+/// The message for a compressed stream that stops early.
+pub fn damage_message(c: Compression, why: &str, decompressed: usize) -> String {
+    format!(
+        "the {} stream is damaged or cut short after {decompressed} decompressed bytes ({why}): reading those",
+        c.name()
+    )
 }
 
-/// Maps `path`; if it is gzip-compressed (magic 1f 8b), maps what it
-/// decompresses to instead, and says so. Nothing is sized from the gzip
-/// header: the output is streamed to the temporary file as it comes.
-pub fn open_input(path: &Path) -> io::Result<(RdbFile, Stored)> {
-    let mut file = File::open(path)?;
-    let mut magic = [0u8; 2];
+/// Maps `path`. Standard input (`-`) and anything that is not a regular
+/// file (a pipe, FIFO, `<(...)`) is copied to an anonymous temporary file
+/// first, and compressed input (gzip, zstd) is decompressed into one;
+/// nothing is sized from a header: the bytes are streamed as they come.
+pub fn open_input(path: &Path, quiet: bool) -> io::Result<(RdbFile, Stored)> {
+    let name = input_name(path);
+    let (source, streamed): (Box<dyn Read>, bool) = if path == Path::new("-") {
+        (Box::new(io::stdin().lock()), true)
+    } else {
+        let file = File::open(path)?;
+        let regular = file.metadata()?.is_file();
+        if regular {
+            let mut head = [0u8; 4];
+            let got = read_up_to(&file, &mut head)?;
+            if Compression::sniff(&head[..got]).is_none() {
+                let map = RdbFile::from_file(file)?;
+                crate::mapguard::watch(map.bytes(), &name);
+                shrink_for_test(path);
+                return Ok((
+                    map,
+                    Stored {
+                        compression: None,
+                        streamed: false,
+                        damage: None,
+                    },
+                ));
+            }
+            let file = File::open(path)?;
+            (Box::new(file), false)
+        } else {
+            (Box::new(file), true)
+        }
+    };
+    let counter = ReceivedBytes::new(&name, streamed && !quiet);
+    let mut source = BufReader::with_capacity(1 << 20, counter.wrap(source));
+    let compression = Compression::sniff(source.fill_buf()?);
+    let mut out = tempfile::tempfile()?;
+    let mut w = BufWriter::with_capacity(1 << 20, &mut out);
+    // What decompressed before an error is kept: a dump cut short still
+    // gets a report of its sound part. A plain stream that fails to read
+    // is an error, though (nothing was damaged: the source went away).
+    let damage = match compression {
+        None => match spool(&mut source, &mut w)? {
+            Some(e) => return Err(e),
+            None => None,
+        },
+        Some(Compression::Gzip) => spool(&mut flate2::read::MultiGzDecoder::new(source), &mut w)?,
+        Some(Compression::Zstd) => spool(&mut Unzstd::new(source), &mut w)?,
+    }
+    .map(|e| e.to_string());
+    w.flush().map_err(spool_error)?;
+    drop(w);
+    drop(counter);
+    let stored = Stored {
+        compression,
+        streamed,
+        damage,
+    };
+    Ok((RdbFile::from_file(out)?, stored))
+}
+
+/// Copies `from` into the temporary file `to`: `Ok(Some(e))` when reading
+/// stopped on an error (what came before is written), `Err` when the
+/// temporary file could not be written (a full disk).
+fn spool(from: &mut impl Read, to: &mut impl Write) -> io::Result<Option<io::Error>> {
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = match from.read(&mut buf) {
+            Ok(0) => return Ok(None),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Ok(Some(e)),
+        };
+        to.write_all(&buf[..n]).map_err(spool_error)?;
+    }
+}
+
+fn spool_error(e: io::Error) -> io::Error {
+    io::Error::new(
+        e.kind(),
+        format!(
+            "cannot write its temporary copy in {} (set TMPDIR to a larger file system): {e}",
+            std::env::temp_dir().display()
+        ),
+    )
+}
+
+/// Every zstd frame of a stream (`zstd` writes one, `pzstd` several), as
+/// one `Read`.
+struct Unzstd<R: BufRead> {
+    source: Option<R>,
+    frame: Option<ruzstd::decoding::StreamingDecoder<R, ruzstd::decoding::FrameDecoder>>,
+}
+
+impl<R: BufRead> Unzstd<R> {
+    fn new(source: R) -> Self {
+        Unzstd {
+            source: Some(source),
+            frame: None,
+        }
+    }
+}
+
+impl<R: BufRead> Read for Unzstd<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            if let Some(frame) = &mut self.frame {
+                match frame.read(buf)? {
+                    0 => self.source = self.frame.take().map(|f| f.into_inner()),
+                    n => return Ok(n),
+                }
+            }
+            let Some(mut source) = self.source.take() else {
+                return Ok(0);
+            };
+            if source.fill_buf()?.is_empty() {
+                return Ok(0);
+            }
+            let frame = ruzstd::decoding::StreamingDecoder::new(source).map_err(io::Error::other)?;
+            self.frame = Some(frame);
+        }
+    }
+}
+
+/// Reads up to `buf.len()` bytes (fewer at the end of the file).
+fn read_up_to(mut file: &File, buf: &mut [u8]) -> io::Result<usize> {
     let mut got = 0;
-    while got < magic.len() {
-        match file.read(&mut magic[got..])? {
+    while got < buf.len() {
+        match file.read(&mut buf[got..])? {
             0 => break,
             n => got += n,
         }
     }
-    if got < 2 || magic != [0x1f, 0x8b] {
-        return Ok((RdbFile::from_file(file)?, Stored::Plain));
+    Ok(got)
+}
+
+/// The count of bytes received from a stream, drawn on standard error
+/// while they come (when it is a terminal): a stream has no size to show
+/// a bar against.
+struct ReceivedBytes {
+    bar: Option<ProgressBar>,
+}
+
+impl ReceivedBytes {
+    fn new(name: &str, show: bool) -> Self {
+        let bar = (show && io::stderr().is_terminal()).then(|| {
+            let style = ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] receiving {msg}: {bytes} ({binary_bytes_per_sec})",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_spinner());
+            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr()).with_style(style);
+            bar.set_message(name.to_string());
+            bar
+        });
+        ReceivedBytes { bar }
     }
-    file.seek(SeekFrom::Start(0))?;
-    let mut out = tempfile::tempfile()?;
-    let mut gz = flate2::read::MultiGzDecoder::new(BufReader::with_capacity(1 << 20, file));
-    let mut w = BufWriter::with_capacity(1 << 20, &mut out);
-    // What decompressed before an error is kept: a dump cut short still
-    // gets a report of its sound part.
-    let damage = io::copy(&mut gz, &mut w).err().map(|e| e.to_string());
-    w.flush()?;
-    drop(w);
-    Ok((RdbFile::from_file(out)?, Stored::Gzip { damage }))
+
+    fn wrap<'a>(&self, source: Box<dyn Read + 'a>) -> Box<dyn Read + 'a> {
+        match &self.bar {
+            Some(bar) => Box::new(bar.wrap_read(source)),
+            None => source,
+        }
+    }
+}
+
+impl Drop for ReceivedBytes {
+    fn drop(&mut self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+/// Debug builds only: `RDBLENS_TEST_SHRINK_AFTER_MAP=1` truncates the
+/// input right after it is mapped, so the tests can check what a dump
+/// truncated by another process during the run gives (no race to win).
+fn shrink_for_test(path: &Path) {
+    #[cfg(debug_assertions)]
+    if std::env::var_os("RDBLENS_TEST_SHRINK_AFTER_MAP").is_some() {
+        let _ = std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .and_then(|f| f.set_len(0));
+    }
+    #[cfg(not(debug_assertions))]
+    let _ = path;
 }
 
 /// Reads the magic. A version newer than any known gets a hint to

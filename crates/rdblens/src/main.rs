@@ -1,11 +1,14 @@
 //! The `rdblens` command line: `report` (tables or JSON, or a mergeable
 //! summary), `merge` (summaries made on several hosts into one report),
-//! `diff` (two snapshots), `keys` (one CSV, JSON-lines or Parquet record
+//! `diff` (two snapshots), `advise` (split plans), `keys` (one CSV, JSON-lines or Parquet record
 //! per key, streamed) and `check` (full validation).
 //!
 //! Exit codes: 0 ok, 1 `report --fail-on` found design-rule findings at or
-//! above that severity, 2 bad usage, 3 unreadable, corrupt or incomplete input.
+//! above that severity, 2 bad usage (an output that is an input included),
+//! 3 unreadable, corrupt or incomplete input, 4 the output could not be
+//! written.
 
+mod advise;
 mod analyze;
 mod check;
 mod common;
@@ -13,6 +16,7 @@ mod diff;
 mod input;
 mod keyrow;
 mod keys;
+mod mapguard;
 mod merge;
 mod output;
 #[cfg(feature = "parquet")]
@@ -21,10 +25,11 @@ mod progress;
 mod report;
 mod summary_file;
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use rdblens_analysis::FileInfo;
 
 #[derive(Parser)]
@@ -52,6 +57,10 @@ enum Command {
     /// What changed between two snapshots (dumps or summary files): growth
     /// per namespace, type and encoding, keys that became big, new expiry clusters.
     Diff(Box<diff::DiffArgs>),
+    /// Split plans for the big keys and sprawling namespaces: buckets, key
+    /// names, memory before and after on the target server, migration steps
+    /// (docs/advisor.md).
+    Advise(Box<advise::AdviseArgs>),
     /// Validate a dump: structure, every value, and the trailing checksum.
     /// Prints version, aux fields and key counts; exits 0 only if the file is sound.
     Check {
@@ -64,6 +73,27 @@ enum Command {
         #[arg(long)]
         skip_unknown: bool,
     },
+    /// Print a shell completion script, e.g. `rdblens completions bash >
+    /// /etc/bash_completion.d/rdblens` (bash, zsh, fish, elvish, powershell).
+    Completions { shell: clap_complete::Shell },
+    /// Print the manual page (roff), e.g. `rdblens man > /usr/local/share/man/man1/rdblens.1`.
+    Man,
+}
+
+/// `--version`: the build and the RDB versions it reads.
+fn version_text() -> String {
+    format!(
+        "{}\nreads {}",
+        env!("CARGO_PKG_VERSION"),
+        rdblens_parser::SUPPORTED
+    )
+}
+
+/// The command line's definition: `--version` with the RDB versions too
+/// (`-V` and the man page's header have the version alone).
+fn command() -> clap::Command {
+    static VERSION: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    Cli::command().long_version(VERSION.get_or_init(version_text).as_str())
 }
 
 /// `report --fail-on`: a design-rule finding at or above the level.
@@ -71,17 +101,39 @@ const EXIT_FINDINGS: u8 = 1;
 const EXIT_USAGE: u8 = 2;
 /// Unreadable, corrupt or incomplete input.
 const EXIT_BAD_INPUT: u8 = 3;
+/// The output could not be written (a full disk, `> /dev/full`...).
+const EXIT_WRITE: u8 = 4;
+
+/// Prints `e` and returns its exit code: 4 for a write error, 2 for an
+/// output that is an input, `default` for anything else.
+fn fail(e: &anyhow::Error, default: u8) -> ExitCode {
+    eprintln!("rdblens: {e:#}");
+    let code = e
+        .chain()
+        .find_map(|cause| {
+            if cause.is::<output::WriteError>() {
+                Some(EXIT_WRITE)
+            } else if cause.is::<output::OutputIsInput>() {
+                Some(EXIT_USAGE)
+            } else {
+                None
+            }
+        })
+        .unwrap_or(default);
+    ExitCode::from(code)
+}
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    mapguard::install();
+    let cli = match Cli::from_arg_matches(&command().get_matches()) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     match cli.command {
         Command::Report(args) => {
             let (opts, report_opts) = match report::prepare(&args) {
                 Ok(o) => o,
-                Err(e) => {
-                    eprintln!("rdblens: {e:#}");
-                    return ExitCode::from(EXIT_USAGE);
-                }
+                Err(e) => return fail(&e, EXIT_USAGE),
             };
             match report::run(&args, &opts, report_opts) {
                 Ok(summary) => {
@@ -95,30 +147,70 @@ fn main() -> ExitCode {
                         ExitCode::SUCCESS
                     }
                 }
-                Err(e) => {
-                    eprintln!("rdblens: {e:#}");
-                    ExitCode::from(EXIT_BAD_INPUT)
-                }
+                Err(e) => fail(&e, EXIT_BAD_INPUT),
             }
         }
         Command::Keys(args) => keys_command(&args),
+        Command::Advise(args) => advise::command(&args),
         Command::Merge(args) => merge_command(&args),
         Command::Diff(args) => diff_command(&args),
+        Command::Completions { shell } => {
+            let mut text = Vec::new();
+            clap_complete::generate(shell, &mut command(), "rdblens", &mut text);
+            print_generated(&text)
+        }
+        Command::Man => match man_page() {
+            Ok(text) => print_generated(&text),
+            Err(e) => fail(&e.into(), EXIT_WRITE),
+        },
         Command::Check { files, skip_unknown } => {
             let mut code = ExitCode::SUCCESS;
             for file in &files {
-                match check::run(file, skip_unknown, &mut std::io::stdout().lock()) {
+                // Buffered per file (a few lines), so that a failure to write
+                // standard output is told apart from a damaged input.
+                let mut text = Vec::new();
+                let checked = check::run(file, skip_unknown, &mut text);
+                let mut out = std::io::stdout().lock();
+                match out.write_all(&text).and_then(|()| out.flush()) {
                     Ok(()) => {}
                     // `rdblens check ... | head`: the reader has enough.
-                    Err(err) if output::is_broken_pipe_error(&err) => break,
-                    Err(err) => {
-                        eprintln!("rdblens: {}: {err:#}", file.display());
-                        code = ExitCode::from(EXIT_BAD_INPUT);
+                    Err(e) if output::is_broken_pipe(&e) => break,
+                    Err(error) => {
+                        let e = output::WriteError {
+                            target: "standard output".into(),
+                            error,
+                        };
+                        return fail(&e.into(), EXIT_WRITE);
                     }
+                }
+                if let Err(err) = checked {
+                    eprintln!("rdblens: {}: {err:#}", file.display());
+                    code = ExitCode::from(EXIT_BAD_INPUT);
                 }
             }
             code
         }
+    }
+}
+
+/// The manual page: the command, then each subcommand's options.
+fn man_page() -> std::io::Result<Vec<u8>> {
+    let cmd = Cli::command();
+    let mut text = Vec::new();
+    clap_mangen::Man::new(cmd.clone()).render(&mut text)?;
+    for sub in cmd.get_subcommands() {
+        let about = sub.get_about().map(|a| a.to_string()).unwrap_or_default();
+        writeln!(text, ".SH \"RDBLENS {}\"\n{about}", sub.get_name().to_uppercase())?;
+        clap_mangen::Man::new(sub.clone()).render_options_section(&mut text)?;
+    }
+    Ok(text)
+}
+
+/// Writes a generated script or page to standard output.
+fn print_generated(text: &[u8]) -> ExitCode {
+    match output::write_all(None, text) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(&e.into(), EXIT_WRITE),
     }
 }
 
@@ -159,22 +251,21 @@ fn damaged_values(summary: &rdblens_analysis::Summary) -> bool {
 }
 
 /// Exit code and message for a summary-file problem: other settings or
-/// another version are usage errors (2), unreadable inputs 3.
+/// another version are usage errors (2), unreadable inputs 3, write errors 4.
 fn summary_error(e: &summary_file::SummaryError) -> ExitCode {
-    eprintln!("rdblens: {e}");
     match e {
-        summary_file::SummaryError::Mismatch(_) => ExitCode::from(EXIT_USAGE),
-        summary_file::SummaryError::Input(_) => ExitCode::from(EXIT_BAD_INPUT),
+        summary_file::SummaryError::Mismatch(_) => {
+            eprintln!("rdblens: {e}");
+            ExitCode::from(EXIT_USAGE)
+        }
+        summary_file::SummaryError::Input(e) => fail(e, EXIT_BAD_INPUT),
     }
 }
 
 fn merge_command(args: &merge::MergeArgs) -> ExitCode {
     let report_opts = match merge::prepare(args) {
         Ok(o) => o,
-        Err(e) => {
-            eprintln!("rdblens: {e:#}");
-            return ExitCode::from(EXIT_USAGE);
-        }
+        Err(e) => return fail(&e, EXIT_USAGE),
     };
     match merge::run(args, report_opts) {
         Ok(summary) => {
@@ -194,10 +285,7 @@ fn merge_command(args: &merge::MergeArgs) -> ExitCode {
 fn diff_command(args: &diff::DiffArgs) -> ExitCode {
     let (opts, report_opts) = match diff::prepare(args) {
         Ok(o) => o,
-        Err(e) => {
-            eprintln!("rdblens: {e:#}");
-            return ExitCode::from(EXIT_USAGE);
-        }
+        Err(e) => return fail(&e, EXIT_USAGE),
     };
     match diff::run(args, &opts, report_opts) {
         Ok([old, new]) => {
@@ -215,23 +303,17 @@ fn diff_command(args: &diff::DiffArgs) -> ExitCode {
 fn keys_command(args: &keys::KeysArgs) -> ExitCode {
     let opts = match keys::prepare(args) {
         Ok(o) => o,
-        Err(e) => {
-            eprintln!("rdblens: {e:#}");
-            return ExitCode::from(EXIT_USAGE);
-        }
+        Err(e) => return fail(&e, EXIT_USAGE),
     };
     match keys::run(args, &opts) {
         Ok(outcome) => {
-            let problems = input_problems(std::slice::from_ref(&outcome.file));
+            let problems = input_problems(&outcome.files);
             if problems || outcome.damaged > 0 {
                 ExitCode::from(EXIT_BAD_INPUT)
             } else {
                 ExitCode::SUCCESS
             }
         }
-        Err(e) => {
-            eprintln!("rdblens: {e:#}");
-            ExitCode::from(EXIT_BAD_INPUT)
-        }
+        Err(e) => fail(&e, EXIT_BAD_INPUT),
     }
 }

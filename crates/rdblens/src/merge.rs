@@ -26,9 +26,12 @@ pub struct MergeArgs {
     /// The first big-key table's order.
     #[arg(long, value_enum, default_value = "memory")]
     pub sort: SortBy,
-    /// Expiry histogram bucket: 1s, 1m, 1h, 1d or auto.
+    /// Expiry histogram bucket: 1s, 10s, 1m, 10m, 1h, 1d or auto.
     #[arg(long, default_value = "auto")]
     pub bucket: String,
+    /// Show only expiries in FROM..TO (as `report --expiry-window`).
+    #[arg(long, value_name = "FROM..TO")]
+    pub expiry_window: Option<String>,
     /// Sections to show (comma-separated), as for `report`.
     #[arg(long, value_delimiter = ',')]
     pub section: Vec<String>,
@@ -45,10 +48,17 @@ pub struct MergeArgs {
 
 /// Checks the flags before reading anything (usage errors, exit 2).
 pub fn prepare(args: &MergeArgs) -> Result<ReportOptions> {
-    if args.summary_only && args.format == Some(Format::Table) {
-        anyhow::bail!("--summary-only writes JSON: drop --format table");
+    if args.summary_only && matches!(args.format, Some(Format::Table | Format::Html)) {
+        anyhow::bail!("--summary-only writes JSON: drop --format table/html");
     }
-    rendering(&args.section, args.top.unwrap_or(0), &args.bucket, args.sort)
+    crate::output::refuse_input_as_output(args.output.as_deref(), args.files.iter().map(|p| p.as_path()))?;
+    let mut opts = rendering(&args.section, args.top.unwrap_or(0), &args.bucket, args.sort)?;
+    opts.expiry_window = args
+        .expiry_window
+        .as_deref()
+        .map(crate::report::parse_window)
+        .transpose()?;
+    Ok(opts)
 }
 
 /// Reads, merges and writes; returns the merged summary for exit-code decisions.

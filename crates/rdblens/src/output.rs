@@ -1,48 +1,209 @@
-//! Where output goes, and the one write error that is not an error.
+//! Where output goes. A file named with `-o` is written to a temporary file
+//! beside it and renamed into place once complete, so a failed or
+//! interrupted run never leaves a half-written or emptied file; an output
+//! that is one of the inputs is refused before anything is opened for
+//! writing. Write errors are [`WriteError`]s naming the output (exit 4),
+//! never mistaken for damage in the input (exit 3).
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+/// A write to the output failed (a full disk, `> /dev/full`, a closed pipe
+/// that is not the reader stopping early...): exit 4.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write {target}: {error}")]
+pub struct WriteError {
+    /// The output's name (`standard output` or the path given).
+    pub target: String,
+    /// Not a `source`: the message already says it (`{e:#}` would repeat it).
+    pub error: io::Error,
+}
 
-/// A closed pipe (`rdblens keys ... | head`) means the reader has what it
-/// wanted: stop quietly instead of reporting an error.
-pub fn ignore_broken_pipe(r: io::Result<()>) -> io::Result<()> {
-    match r {
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-        r => r,
+/// The output is one of the inputs (same device and inode: the same path, a
+/// hard link or a symlink): a usage error (exit 2), found before any file
+/// is opened for writing.
+#[derive(Debug, thiserror::Error)]
+#[error("--output {output} is the same file as the input {input}: refusing to overwrite an input")]
+pub struct OutputIsInput {
+    pub output: String,
+    pub input: String,
+}
+
+/// Refuses `output` if it is the same file as any of `inputs` (device and
+/// inode, so hard links and symlinks are caught). Inputs that cannot be
+/// read, and `-`, are skipped (opening them reports the error).
+pub fn refuse_input_as_output<'a>(
+    output: Option<&Path>,
+    inputs: impl IntoIterator<Item = &'a Path>,
+) -> Result<(), OutputIsInput> {
+    let Some(output) = output else { return Ok(()) };
+    let Some(out_id) = file_id(output) else {
+        return Ok(()); // a new file cannot be an input
+    };
+    for input in inputs {
+        if input == Path::new("-") {
+            continue;
+        }
+        if file_id(input) == Some(out_id) {
+            return Err(OutputIsInput {
+                output: output.display().to_string(),
+                input: input.display().to_string(),
+            });
+        }
     }
+    Ok(())
+}
+
+/// Device and inode of the file `path` names (symlinks followed).
+#[cfg(unix)]
+pub fn file_id(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
+#[cfg(not(unix))]
+pub fn file_id(path: &Path) -> Option<(u64, u64)> {
+    // No inode numbers: compare canonical paths (hard links not caught).
+    let canonical = std::fs::canonicalize(path).ok()?;
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    canonical.hash(&mut h);
+    Some((0, h.finish()))
+}
+
+/// tempfile's errors end with ` at path "<the temporary file>"`: the
+/// output's name, before the error, is what the user needs.
+fn os_error(e: io::Error) -> io::Error {
+    let text = e.to_string();
+    match text.rfind(" at path \"") {
+        Some(cut) => io::Error::new(e.kind(), &text[..cut]),
+        None => e,
+    }
+}
+
+/// The name of an output in messages.
+pub fn output_name(path: Option<&Path>) -> String {
+    path.map_or_else(|| "standard output".to_string(), |p| p.display().to_string())
+}
+
+/// An output being written: [`Output::commit`] makes it visible (renames
+/// the temporary file into place); dropped without a commit, the temporary
+/// file is deleted and the target left as it was.
+pub struct Output {
+    name: String,
+    pending: Option<(tempfile::NamedTempFile, PathBuf)>,
+}
+
+impl Output {
+    /// Opens the output: standard output, an existing file that is not a
+    /// regular file (`/dev/null`, a FIFO: written directly, there is
+    /// nothing to rename), or a temporary file beside `path`. The writer
+    /// is buffered; flush it before [`Output::commit`].
+    pub fn open(path: Option<&Path>) -> Result<(Output, Box<dyn Write + Send>), WriteError> {
+        let name = output_name(path);
+        let fail = |error| WriteError {
+            target: name.clone(),
+            error,
+        };
+        let Some(path) = path else {
+            let out = BufWriter::with_capacity(1 << 16, io::stdout());
+            return Ok((Output { name, pending: None }, Box::new(out)));
+        };
+        if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+            let file = File::create(path).map_err(fail)?;
+            let out = BufWriter::with_capacity(1 << 16, file);
+            return Ok((Output { name, pending: None }, Box::new(out)));
+        }
+        // A symlink to a file: replace the file it points to, not the link.
+        let target = match std::fs::symlink_metadata(path) {
+            Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(path).map_err(fail)?,
+            _ => path.to_path_buf(),
+        };
+        let dir = match target.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(".rdblens-").suffix(".tmp");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            // What `File::create` would make: 0666 less the umask.
+            builder.permissions(std::fs::Permissions::from_mode(0o666));
+        }
+        // tempfile's error names the temporary file: the OS error alone,
+        // after the output's name, is what the user needs.
+        let temp = builder.tempfile_in(&dir).map_err(|e| fail(os_error(e)))?;
+        let file = temp.as_file().try_clone().map_err(fail)?;
+        let out = BufWriter::with_capacity(1 << 16, file);
+        Ok((
+            Output {
+                name,
+                pending: Some((temp, target)),
+            },
+            Box::new(out),
+        ))
+    }
+
+    /// A write error on this output.
+    pub fn error(&self, error: io::Error) -> WriteError {
+        WriteError {
+            target: self.name.clone(),
+            error,
+        }
+    }
+
+    /// Renames the complete temporary file into place (the writer must have
+    /// been flushed). Nothing to do for standard output or a device.
+    pub fn commit(self) -> Result<(), WriteError> {
+        let Some((temp, target)) = self.pending else {
+            return Ok(());
+        };
+        let name = self.name;
+        temp.persist(&target).map(drop).map_err(|e| WriteError {
+            target: name,
+            error: e.error,
+        })
+    }
+}
+
+/// Writes `bytes` to `path` (or standard output) through an [`Output`]. A
+/// closed pipe on standard output means the reader has what it wanted: not
+/// an error.
+pub fn write_all(path: Option<&Path>, bytes: &[u8]) -> Result<(), WriteError> {
+    let (output, mut w) = Output::open(path)?;
+    match w.write_all(bytes).and_then(|()| w.flush()) {
+        Ok(()) => {}
+        Err(e) if path.is_none() && is_broken_pipe(&e) => return Ok(()),
+        Err(e) => return Err(output.error(e)),
+    }
+    drop(w);
+    output.commit()
 }
 
 pub fn is_broken_pipe(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::BrokenPipe
 }
 
-/// [`is_broken_pipe`] for an error that went through `anyhow`.
-pub fn is_broken_pipe_error(e: &anyhow::Error) -> bool {
-    e.downcast_ref::<io::Error>().is_some_and(is_broken_pipe)
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// A buffered writer to `path`, or to standard output.
-pub fn writer(path: Option<&Path>) -> Result<Box<dyn Write>> {
-    Ok(match path {
-        Some(p) => {
-            let file = File::create(p).with_context(|| format!("cannot write {}", p.display()))?;
-            Box::new(BufWriter::with_capacity(1 << 16, file))
-        }
-        None => Box::new(BufWriter::with_capacity(1 << 16, io::stdout().lock())),
-    })
-}
-
-/// [`writer`] that can move between threads (the Parquet writer needs it).
-#[cfg(feature = "parquet")]
-pub fn send_writer(path: Option<&Path>) -> Result<Box<dyn Write + Send>> {
-    Ok(match path {
-        Some(p) => {
-            let file = File::create(p).with_context(|| format!("cannot write {}", p.display()))?;
-            Box::new(BufWriter::with_capacity(1 << 16, file))
-        }
-        None => Box::new(BufWriter::with_capacity(1 << 16, io::stdout())),
-    })
+    #[test]
+    fn an_uncommitted_output_leaves_the_target_alone() {
+        let dir = tempfile::tempdir().unwrap(); // ok: unit test
+        let target = dir.path().join("out.txt");
+        std::fs::write(&target, b"old").unwrap(); // ok: unit test
+        let (output, mut w) = Output::open(Some(&target)).unwrap(); // ok: unit test
+        w.write_all(b"new, but never committed").unwrap(); // ok: unit test
+        w.flush().unwrap(); // ok: unit test
+        drop((output, w));
+        assert_eq!(std::fs::read(&target).unwrap(), b"old"); // ok: unit test
+                                                             // No temporary file left behind either.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1); // ok: unit test
+        write_all(Some(&target), b"new").unwrap(); // ok: unit test
+        assert_eq!(std::fs::read(&target).unwrap(), b"new"); // ok: unit test
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1); // ok: unit test
+    }
 }

@@ -3,7 +3,6 @@
 //! are large, and `--quiet` was not given. It never touches standard output.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -27,16 +26,6 @@ pub struct FilesProgress {
 }
 
 impl FilesProgress {
-    pub fn new(files: &[PathBuf], quiet: bool) -> Self {
-        // Unreadable files count as empty here; opening them reports the error.
-        let total: u64 = files
-            .iter()
-            .filter_map(|f| std::fs::metadata(f).ok())
-            .map(|m| m.len())
-            .sum();
-        Self::for_bytes(total, quiet)
-    }
-
     /// A bar over `total` bytes (of inputs already opened, decompressed).
     pub fn for_bytes(total: u64, quiet: bool) -> Self {
         let bar = should_show(quiet, std::io::stderr().is_terminal(), total).then(|| {
@@ -98,7 +87,7 @@ mod tests {
 
     #[test]
     fn hidden_bars_leave_the_options_alone() {
-        let p = FilesProgress::new(&[], false);
+        let p = FilesProgress::for_bytes(0, false);
         assert!(p.bar.is_none());
         assert!(p.options_for(&Options::default(), 10).progress.is_none());
     }

@@ -1,6 +1,6 @@
 //! `rdblens report`: analyse one or more dumps and print tables or JSON.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
@@ -15,6 +15,8 @@ use crate::summary_file::{Shaping, SummaryFile};
 pub enum Format {
     Table,
     Json,
+    /// One self-contained page with charts (docs/html-report.md).
+    Html,
 }
 
 /// `--fail-on`: the least severe finding that fails the run.
@@ -36,7 +38,16 @@ pub struct ReportArgs {
     /// Dump files (several: one combined report).
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// Keys per top list.
+    /// The name each file goes by in the report, its summary, shard tables,
+    /// merges and diffs, instead of its path (repeatable: one per file, in
+    /// order). A `--summary-only` summary also records the host name: files
+    /// of the same path merged from several hosts are shown as HOST:PATH.
+    #[arg(long, value_name = "NAME")]
+    pub label: Vec<String>,
+    /// Keys per top list. Every list (3 overall, 3 per type, the rule
+    /// findings) keeps N keys in memory, and a key entering a full list
+    /// costs a sorted insert: values in the thousands slow the analysis
+    /// down; for every key, use `rdblens keys` (streamed).
     #[arg(long, default_value_t = 20)]
     pub top: usize,
     /// Output format; tables are plain (no box drawing) when not on a terminal.
@@ -55,13 +66,17 @@ pub struct ReportArgs {
     pub depth: usize,
     #[command(flatten)]
     pub model: ModelArgs,
-    /// Expiry histogram bucket: 1s, 1m, 1h, 1d or auto.
+    /// Expiry histogram bucket: 1s, 10s, 1m, 10m, 1h, 1d or auto.
     #[arg(long, default_value = "auto")]
     pub bucket: String,
+    /// Show only expiries in FROM..TO (UTC, `2033-05-21T03:34`,
+    /// `2033-05-21T03:34:05`, `2033-05-21`, or unix seconds; TO exclusive).
+    #[arg(long, value_name = "FROM..TO")]
+    pub expiry_window: Option<String>,
     /// Write the report here instead of standard output.
     #[arg(long, short)]
     pub output: Option<PathBuf>,
-    /// Sections to show (comma-separated): bigkeys,encodings,ttl,expiry,keys,prefixes,slots,access,findings.
+    /// Sections to show (comma-separated): shards,bigkeys,encodings,ttl,expiry,keys,prefixes,slots,access,findings; `plans` (split plans, docs/advisor.md) only when named.
     #[arg(long, value_delimiter = ',')]
     pub section: Vec<String>,
     /// No progress output.
@@ -96,11 +111,64 @@ fn parse_bucket(s: &str) -> Result<Option<i64>> {
     Ok(match s {
         "auto" => None,
         "1s" => Some(1_000),
+        "10s" => Some(10_000),
         "1m" => Some(60_000),
+        "10m" => Some(600_000),
         "1h" => Some(3_600_000),
         "1d" => Some(86_400_000),
-        other => bail!("unknown bucket '{other}' (expected 1s, 1m, 1h, 1d or auto)"),
+        other => bail!("unknown bucket '{other}' (expected 1s, 10s, 1m, 10m, 1h, 1d or auto)"),
     })
+}
+
+/// `--expiry-window FROM..TO` as unix ms, `[from, to)`.
+pub fn parse_window(s: &str) -> Result<(i64, i64)> {
+    let (from, to) = s
+        .split_once("..")
+        .with_context(|| format!("--expiry-window '{s}': expected FROM..TO"))?;
+    let from =
+        parse_time(from.trim()).with_context(|| format!("--expiry-window '{s}': bad FROM '{from}'"))?;
+    let to = parse_time(to.trim()).with_context(|| format!("--expiry-window '{s}': bad TO '{to}'"))?;
+    if from >= to {
+        bail!("--expiry-window '{s}': FROM must be before TO");
+    }
+    Ok((from, to))
+}
+
+/// Unix seconds, or `YYYY-MM-DD[Thh:mm[:ss]]` (UTC; a space may replace
+/// the `T`), as unix ms.
+fn parse_time(s: &str) -> Result<i64> {
+    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+        let secs: i64 = s.parse().context("too large")?;
+        return secs.checked_mul(1000).context("too large");
+    }
+    let (date, time) = match s.split_once(['T', ' ']) {
+        Some((d, t)) => (d, t),
+        None => (s, "00:00:00"),
+    };
+    let num = |p: &str, lo: i64, hi: i64| -> Result<i64> {
+        let v: i64 = p.parse().with_context(|| format!("'{p}' is not a number"))?;
+        if !(lo..=hi).contains(&v) || !p.bytes().all(|b| b.is_ascii_digit()) {
+            bail!("'{p}' out of range {lo}-{hi}");
+        }
+        Ok(v)
+    };
+    let d: Vec<&str> = date.split('-').collect();
+    let t: Vec<&str> = time.split(':').collect();
+    if d.len() != 3 || !(2..=3).contains(&t.len()) {
+        bail!("expected YYYY-MM-DD[Thh:mm[:ss]] or unix seconds");
+    }
+    let (y, m, day) = (num(d[0], 1970, 9999)?, num(d[1], 1, 12)?, num(d[2], 1, 31)?);
+    let (h, min) = (num(t[0], 0, 23)?, num(t[1], 0, 59)?);
+    let sec = if t.len() == 3 { num(t[2], 0, 59)? } else { 0 };
+    // Days from civil (Howard Hinnant's algorithm).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Ok(((days * 86_400) + h * 3600 + min * 60 + sec) * 1000)
 }
 
 pub fn options(args: &ReportArgs) -> Result<Options> {
@@ -125,12 +193,13 @@ pub fn options(args: &ReportArgs) -> Result<Options> {
 }
 
 /// Analyses every file, in parallel; the summaries merge into one.
-pub fn analyze_files(files: &[PathBuf], opts: &Options, quiet: bool) -> Result<Summary> {
-    crate::analyze::analyze_files(files, opts, quiet)
+pub fn analyze_files(files: &[PathBuf], labels: &[String], opts: &Options, quiet: bool) -> Result<Summary> {
+    crate::analyze::analyze_files(files, labels, opts, quiet)
 }
 
 pub fn report_options(args: &ReportArgs, to_terminal: bool) -> Result<ReportOptions> {
     let mut opts = rendering(&args.section, args.top, &args.bucket, args.sort)?;
+    opts.expiry_window = args.expiry_window.as_deref().map(parse_window).transpose()?;
     opts.width = to_terminal.then(|| terminal_width().unwrap_or(120));
     Ok(opts)
 }
@@ -143,7 +212,12 @@ pub fn rendering(section: &[String], top: usize, bucket: &str, sort: SortBy) -> 
         sections.push(Section::parse(s).with_context(|| {
             format!(
                 "unknown section '{s}' (expected {})",
-                Section::ALL.map(|s| s.name()).join(",")
+                Section::ALL
+                    .into_iter()
+                    .chain(Section::OPTIONAL)
+                    .map(|s| s.name())
+                    .collect::<Vec<_>>()
+                    .join(",")
             )
         })?);
     }
@@ -174,24 +248,35 @@ fn terminal_width() -> Option<u16> {
 
 /// Checks the flags before any work: errors here are usage errors (exit 2).
 pub fn prepare(args: &ReportArgs) -> Result<(Options, ReportOptions)> {
-    if args.summary_only && args.format == Some(Format::Table) {
-        bail!("--summary-only writes JSON: drop --format table");
+    if args.summary_only && matches!(args.format, Some(Format::Table | Format::Html)) {
+        bail!("--summary-only writes JSON: drop --format table/html");
     }
+    crate::input::refuse_repeated_inputs(&args.files)?;
+    crate::common::check_labels(&args.label, args.files.len())?;
+    let inputs = args.files.iter().chain(&args.model.config).chain(&args.rules);
+    crate::output::refuse_input_as_output(args.output.as_deref(), inputs.map(|p| p.as_path()))?;
     Ok((options(args)?, report_options(args, false)?))
 }
 
 /// Runs the command; returns the summary for exit-code decisions.
 pub fn run(args: &ReportArgs, opts: &Options, report_opts: ReportOptions) -> Result<Summary> {
-    let summary = analyze_files(&args.files, opts, args.quiet)?;
+    let summary = analyze_files(&args.files, &args.label, opts, args.quiet)?;
+    let in_files = summary.files.iter().map(|f| f.keys).sum();
+    crate::common::note_if_nothing_matched(&opts.filter, summary.keys.totals.keys, in_files);
     if args.strict {
         strict_check(&summary)?;
     }
     if args.summary_only {
-        let file = SummaryFile::new(summary, Shaping::of(opts));
+        let mut file = SummaryFile::new(summary, Shaping::of(opts));
+        file.host = crate::summary_file::host_name();
         file.write(args.output.as_deref())?;
         return Ok(file.summary);
     }
     let format = args.format.unwrap_or(Format::Table);
+    let report_opts = ReportOptions {
+        target: Some(rdblens_advice::target_for(&summary, opts.quantum, &opts.config)),
+        ..report_opts
+    };
     write_text(
         args.output.as_deref(),
         &render(&summary, format, report_opts, args.output.is_some())?,
@@ -240,6 +325,7 @@ pub fn render(
     Ok(match format {
         Format::Json => rdblens_report::to_json(summary, &report_opts)?,
         Format::Table => rdblens_report::to_table(summary, &report_opts),
+        Format::Html => rdblens_html::report(summary, &report_opts)?,
     })
 }
 
@@ -249,23 +335,14 @@ pub fn stdout_width(to_file: bool) -> Option<u16> {
     (!to_file && std::io::stdout().is_terminal()).then(|| terminal_width().unwrap_or(120))
 }
 
-/// Writes `text` to `path`, or to standard output (a closed pipe is not an
-/// error); a final newline is added when missing.
+/// Writes `text` to `path` (through a temporary file renamed into place),
+/// or to standard output (a closed pipe is not an error); a final newline
+/// is added when missing.
 pub fn write_text(path: Option<&std::path::Path>, text: &str) -> Result<()> {
-    match path {
-        Some(path) => std::fs::write(path, text.as_bytes())
-            .with_context(|| format!("cannot write {}", path.display()))?,
-        None => {
-            let mut out = std::io::stdout().lock();
-            let written = out.write_all(text.as_bytes()).and_then(|()| {
-                if text.ends_with('\n') {
-                    Ok(())
-                } else {
-                    out.write_all(b"\n")
-                }
-            });
-            crate::output::ignore_broken_pipe(written)?;
-        }
+    if text.ends_with('\n') {
+        crate::output::write_all(path, text.as_bytes())?;
+    } else {
+        crate::output::write_all(path, format!("{text}\n").as_bytes())?;
     }
     Ok(())
 }

@@ -39,6 +39,28 @@ pub struct Shaping {
     pub limits: BTreeMap<String, String>,
     /// `--now` in ms, when given (otherwise each file's own snapshot time).
     pub now_ms: Option<i64>,
+    /// `--regex`, `--exclude`, the size and TTL filters, one line each
+    /// (absent when none was given, so older summaries read the same).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub key_filters: Vec<String>,
+}
+
+/// The filters beyond `--db`, `--type`, `--match`, `--prefix`, as text.
+fn key_filters(f: &rdblens_analysis::KeyFilter) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(r) = &f.regex {
+        out.push(format!("--regex {}", r.as_str()));
+    }
+    for e in &f.exclude {
+        out.push(format!("--exclude {}", String::from_utf8_lossy(e)));
+    }
+    if f.size != rdblens_analysis::SizeRange::default() {
+        out.push(format!("size {:?}", f.size));
+    }
+    if f.ttl != rdblens_analysis::TtlFilter::Any {
+        out.push(format!("ttl {:?}", f.ttl));
+    }
+    out
 }
 
 impl Shaping {
@@ -71,6 +93,7 @@ impl Shaping {
             jemalloc_quantum: opts.quantum,
             limits,
             now_ms: opts.now_ms,
+            key_filters: key_filters(&opts.filter),
         }
     }
 
@@ -131,6 +154,12 @@ impl Shaping {
                 show(&other.limits)
             ));
         }
+        if self.key_filters != other.key_filters {
+            out.push(format!(
+                "key filters {:?} vs {:?}",
+                self.key_filters, other.key_filters
+            ));
+        }
         if self.now_ms != other.now_ms {
             out.push(format!(
                 "--now {} vs {}",
@@ -152,6 +181,18 @@ pub struct SummaryFile {
     pub tool_version: String,
     pub shaping: Shaping,
     pub summary: Summary,
+    /// The host `report --summary-only` ran on: files of the same path
+    /// from several hosts (every shard's `/var/lib/redis/dump.rdb`) are
+    /// told apart as `HOST:PATH` when merged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+}
+
+/// This machine's host name (Linux), if it can be read.
+pub fn host_name() -> Option<String> {
+    let name = std::fs::read_to_string("/proc/sys/kernel/hostname").ok()?;
+    let name = name.trim();
+    (!name.is_empty()).then(|| name.to_string())
 }
 
 /// Why a summary file cannot be used: a usage problem (exit 2: other
@@ -181,6 +222,7 @@ impl SummaryFile {
             tool_version: env!("CARGO_PKG_VERSION").to_string(),
             shaping,
             summary,
+            host: None,
         }
     }
 
@@ -196,16 +238,14 @@ impl SummaryFile {
         match path {
             Some(p) if p.extension().is_some_and(|e| e == "gz") => {
                 use std::io::Write;
-                let file =
-                    std::fs::File::create(p).with_context(|| format!("cannot write {}", p.display()))?;
-                let mut gz = flate2::write::GzEncoder::new(
-                    std::io::BufWriter::new(file),
-                    flate2::Compression::default(),
-                );
+                let (output, w) = crate::output::Output::open(Some(p))?;
+                let mut gz = flate2::write::GzEncoder::new(w, flate2::Compression::default());
                 gz.write_all(text.as_bytes())
                     .and_then(|()| gz.finish())
                     .and_then(|mut w| w.flush())
-                    .with_context(|| format!("cannot write {}", p.display()))
+                    .map_err(|e| output.error(e))?;
+                output.commit()?;
+                Ok(())
             }
             _ => crate::report::write_text(path, &text),
         }
@@ -301,18 +341,47 @@ pub fn is_summary_file(path: &Path) -> std::io::Result<bool> {
 
 /// Reads every summary file and merges them in order.
 pub fn read_and_merge(paths: &[impl AsRef<Path>]) -> Result<SummaryFile, SummaryError> {
-    let mut merged: Option<(SummaryFile, String)> = None;
+    let mut read = Vec::with_capacity(paths.len());
     for path in paths {
         let path = path.as_ref();
-        let file = SummaryFile::read(path)?;
+        read.push((SummaryFile::read(path)?, path.display().to_string()));
+    }
+    name_colliding_files(&mut read);
+    let mut merged: Option<(SummaryFile, String)> = None;
+    for (file, name) in read {
         match &mut merged {
-            None => merged = Some((file, path.display().to_string())),
-            Some((m, first)) => m.merge(file, &path.display().to_string(), first)?,
+            None => merged = Some((file, name)),
+            Some((m, first)) => m.merge(file, &name, first)?,
         }
     }
     merged
-        .map(|(m, _)| m)
+        .map(|(m, _)| {
+            let mut m = m;
+            m.host = None; // the files are named by now
+            m
+        })
         .ok_or_else(|| SummaryError::Mismatch("no summary files".into()))
+}
+
+/// Files of the same name in summaries from different hosts (every shard's
+/// `/var/lib/redis/dump.rdb`) are renamed `HOST:PATH` (or `SUMMARY:PATH`
+/// when the summary does not say its host), so shard tables and diffs
+/// tell them apart.
+fn name_colliding_files(read: &mut [(SummaryFile, String)]) {
+    let mut count: BTreeMap<String, usize> = BTreeMap::new();
+    for (file, _) in read.iter() {
+        for f in &file.summary.files {
+            *count.entry(f.path.clone()).or_default() += 1;
+        }
+    }
+    for (file, summary_name) in read.iter_mut() {
+        let origin = file.host.clone().unwrap_or_else(|| summary_name.clone());
+        for f in &mut file.summary.files {
+            if count.get(&f.path).is_some_and(|&n| n > 1) {
+                f.path = format!("{origin}:{}", f.path);
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -395,8 +395,8 @@ fn output_writes_a_file() {
     rdblens()
         .args(["report", ALL_TYPES, "-o", "/nonexistent/dir/out.txt"])
         .assert()
-        .code(3)
-        .stderr(contains("rdblens: cannot write /nonexistent/dir/out.txt"));
+        .code(4)
+        .stderr("rdblens: cannot write /nonexistent/dir/out.txt: No such file or directory (os error 2)\n");
 }
 
 #[test]

@@ -46,6 +46,22 @@ pub struct Prefixes {
 }
 
 impl Prefixes {
+    /// Every kept prefix, down to the depth, and the empty name (keys
+    /// without a separator): the candidate namespaces of expiry clusters.
+    pub fn names(&self) -> Vec<Vec<u8>> {
+        fn walk(map: &BoundedMap<PrefixNode>, out: &mut Vec<Vec<u8>>) {
+            for (name, node) in map.sorted() {
+                out.push(name.as_bytes().to_vec());
+                if let Some(children) = &node.children {
+                    walk(children, out);
+                }
+            }
+        }
+        let mut out = vec![Vec::new()];
+        walk(&self.root, &mut out);
+        out
+    }
+
     pub fn new(separator: u8, depth: usize, now_ms: i64) -> Self {
         Prefixes {
             separator,

@@ -1,0 +1,332 @@
+//! Expiry clusters: windows holding a heavy share of the expiring keys,
+//! found at their own resolution from the exact cells, with the namespaces
+//! they come from (from the sketch) and the figures an operator acts on.
+//! The rule and the models are in docs/expiry-clusters.md.
+
+use serde::{Deserialize, Serialize};
+
+use super::expiry::ExpiryHistogram;
+use super::expiry_cells::{align, KeysMemory};
+use super::expiry_sketch::{NamespaceSketch, LEVELS_MS};
+use crate::rules::ExpiryCluster as AuditThresholds;
+
+/// Parameters of the detection rule (see docs/expiry-clusters.md).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ClusterRule {
+    /// Windows on each side that form the baseline.
+    pub neighbours: i64,
+    /// A window is a spike when it holds at least `factor` times the baseline...
+    pub factor: f64,
+    /// ...at least this many keys...
+    pub min_keys: u64,
+    /// ...and at least this share of all expiring keys.
+    pub min_share: f64,
+    /// The audit's expiry-cluster thresholds, for the jitter advice.
+    pub second_share: f64,
+    pub second_keys: u64,
+    pub minute_share: f64,
+    pub minute_keys: u64,
+}
+
+impl Default for ClusterRule {
+    fn default() -> Self {
+        let audit = AuditThresholds::default();
+        ClusterRule {
+            neighbours: 30,
+            factor: 10.0,
+            min_keys: 20,
+            min_share: 0.001,
+            second_share: audit.second_share,
+            second_keys: audit.second_keys,
+            minute_share: audit.minute_share,
+            minute_keys: audit.minute_keys,
+        }
+    }
+}
+
+/// How long the server's active expiry needs for a cluster (the model:
+/// docs/expiry-clusters.md).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ActiveExpiry {
+    /// Seconds of back-to-back expire cycles (25% of a core at hz 10) while
+    /// the cluster's keys are over 10% of the expiring keys.
+    pub busy_seconds: f64,
+    /// Seconds until the background sweep (20 keys per cycle, 10 cycles a
+    /// second) has visited every expiring key and so the rest of the cluster.
+    pub sweep_seconds: f64,
+}
+
+/// A window of expiries standing far above its surroundings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ExpiryCluster {
+    pub start_ms: i64,
+    /// Exclusive.
+    pub end_ms: i64,
+    /// Width of the windows it was found at (1 s, 10 s, 1 min, 10 min, 1 h).
+    pub resolution_ms: i64,
+    /// Exact keys expiring in `[start_ms, end_ms)`, and their memory.
+    pub keys: u64,
+    pub memory: u64,
+    /// Share of all expiring keys.
+    pub share: f64,
+    /// Mean keys per window in the surrounding windows.
+    pub baseline: f64,
+    /// Namespaces the keys come from, most keys first: estimates, each at
+    /// most `namespace_error` above the true count.
+    pub namespaces: Vec<(String, u64)>,
+    /// Keys not in a listed namespace.
+    pub other_keys: u64,
+    pub namespace_error: u64,
+    /// Keys of the busiest second (when the cells are 1 s wide).
+    pub peak_keys_per_second: Option<u64>,
+    pub active_expiry: ActiveExpiry,
+    /// Uniform jitter (+- seconds) that brings the cluster under the audit's
+    /// 1-second and 1-minute thresholds; 0 if it is under them already.
+    pub jitter_seconds: u64,
+}
+
+/// Namespaces listed per cluster at most.
+const NAMESPACES: usize = 10;
+
+/// Windows of `width` (aligned) with their totals, from the cells, in
+/// time order (streamed: a million 1 s windows are never all in memory).
+pub fn windows(h: &ExpiryHistogram, width: i64) -> impl Iterator<Item = (i64, KeysMemory)> + '_ {
+    let mut cells = h.cells.iter().peekable();
+    std::iter::from_fn(move || {
+        let (start, mut km) = cells.next()?;
+        let w = align(start, width);
+        while let Some((_, c)) = cells.next_if(|(s, _)| align(*s, width) == w) {
+            km.keys += c.keys;
+            km.memory = km.memory.saturating_add(c.memory);
+        }
+        Some((w, km))
+    })
+}
+
+/// Each window of `width` with the keys of the windows starting within
+/// `reach` ms of it on either side, itself included (a sliding sum).
+fn windows_with_surroundings(
+    h: &ExpiryHistogram,
+    width: i64,
+    reach: i64,
+) -> impl Iterator<Item = (i64, KeysMemory, u64)> + '_ {
+    let mut lead = windows(h, width).peekable();
+    let mut lag = windows(h, width).peekable();
+    let mut sum = 0u64;
+    windows(h, width).map(move |(start, km)| {
+        while let Some((_, w)) = lead.next_if(|(s, _)| *s <= start.saturating_add(reach)) {
+            sum += w.keys;
+        }
+        while let Some((_, w)) = lag.next_if(|(s, _)| *s < start.saturating_sub(reach)) {
+            sum -= w.keys;
+        }
+        (start, km, sum)
+    })
+}
+
+/// Finds clusters at every width of [`LEVELS_MS`] not finer than the
+/// stored cells, finest first. At width `w` a window is a spike when its
+/// keys, less those of clusters already found at finer widths, are at
+/// least `min_keys`, `min_share` of the expiring keys, and `factor` times
+/// the mean of the `neighbours` windows on each side (the window itself
+/// excluded, a mean below 1 taken as 1); adjacent spikes join. `names` are
+/// the candidate namespaces (the prefix tree's names down to the depth).
+pub fn detect_clusters(h: &ExpiryHistogram, rule: ClusterRule, names: &[Vec<u8>]) -> Vec<ExpiryCluster> {
+    let total = h.expiring_keys;
+    if total == 0 {
+        return Vec::new();
+    }
+    let floor = rule
+        .min_keys
+        .max((rule.min_share * total as f64).ceil() as u64)
+        .max(1);
+    let mut found: Vec<ExpiryCluster> = Vec::new();
+    for (level, &width) in LEVELS_MS.iter().enumerate() {
+        if width < h.width_ms() {
+            continue;
+        }
+        let mut spikes: Vec<(i64, KeysMemory, f64)> = Vec::new();
+        let reach = rule.neighbours.saturating_mul(width);
+        for (start, km, around) in windows_with_surroundings(h, width, reach) {
+            if km.keys < floor {
+                continue;
+            }
+            let end = start.saturating_add(width);
+            let inside: u64 = found
+                .iter()
+                .filter(|c| c.start_ms < end && c.end_ms > start)
+                .map(|c| h.cells.sum(c.start_ms.max(start), c.end_ms.min(end)).keys)
+                .sum();
+            let residual = km.keys.saturating_sub(inside);
+            let baseline = (around - km.keys) as f64 / (2 * rule.neighbours.max(1)) as f64;
+            if residual >= floor && residual as f64 >= rule.factor * baseline.max(1.0) {
+                spikes.push((start, km, baseline));
+            }
+        }
+        let first_new = found.len();
+        for (start, km, baseline) in spikes {
+            // Clusters of finer widths never join this width's.
+            let joinable = found.len() > first_new;
+            match found.last_mut() {
+                Some(c) if joinable && c.end_ms == start => {
+                    c.end_ms = c.end_ms.saturating_add(width);
+                    c.keys += km.keys;
+                    c.memory = c.memory.saturating_add(km.memory);
+                    c.baseline = c.baseline.max(baseline);
+                }
+                _ => found.push(ExpiryCluster {
+                    start_ms: start,
+                    end_ms: start.saturating_add(width),
+                    resolution_ms: width,
+                    keys: km.keys,
+                    memory: km.memory,
+                    share: 0.0,
+                    baseline,
+                    namespaces: Vec::new(),
+                    other_keys: 0,
+                    namespace_error: 0,
+                    peak_keys_per_second: None,
+                    active_expiry: ActiveExpiry {
+                        busy_seconds: 0.0,
+                        sweep_seconds: 0.0,
+                    },
+                    jitter_seconds: 0,
+                }),
+            }
+        }
+        for c in &mut found[first_new..] {
+            describe(h, rule, names, level, c);
+        }
+    }
+    found.sort_by_key(|c| c.start_ms);
+    found
+}
+
+/// Fills in the share, namespaces and operator figures of `c`.
+fn describe(h: &ExpiryHistogram, rule: ClusterRule, names: &[Vec<u8>], level: usize, c: &mut ExpiryCluster) {
+    let total = h.expiring_keys;
+    c.share = c.keys as f64 / total.max(1) as f64;
+    let width = LEVELS_MS[level];
+    let windows = ((c.end_ms - c.start_ms) / width).max(1) as u64;
+    c.namespace_error = NamespaceSketch::error_bound(total).saturating_mul(windows);
+    let mut ns = namespaces_in(h, level, c.start_ms, c.end_ms, names, c.namespace_error);
+    for n in &mut ns {
+        n.1 = n.1.min(c.keys);
+    }
+    ns.truncate(NAMESPACES);
+    c.other_keys = c.keys.saturating_sub(ns.iter().map(|(_, k)| k).sum());
+    c.namespaces = ns;
+    if h.width_ms() == 1_000 {
+        c.peak_keys_per_second = h.cells.range(c.start_ms, c.end_ms).map(|(_, km)| km.keys).max();
+    }
+    c.active_expiry = active_expiry(c.keys, total);
+    c.jitter_seconds = jitter_seconds(c.keys, total, rule);
+}
+
+/// Estimated keys per candidate namespace in `[start, end)` (whole
+/// windows of `LEVELS_MS[level]`), those above `error`, most keys first.
+pub fn namespaces_in(
+    h: &ExpiryHistogram,
+    level: usize,
+    start: i64,
+    end: i64,
+    names: &[Vec<u8>],
+    error: u64,
+) -> Vec<(String, u64)> {
+    let width = LEVELS_MS[level];
+    let mut ns: Vec<(String, u64)> = Vec::new();
+    for name in names {
+        let hash = super::bounded::stable_hash(name);
+        let mut keys = 0u64;
+        let mut w = align(start, width);
+        while w < end {
+            keys += h.namespaces.estimate(level, w, hash);
+            w = w.saturating_add(width);
+        }
+        // Below the error bound an estimate cannot tell a namespace from noise.
+        if keys > error {
+            let label = if name.is_empty() {
+                "(no namespace)".to_string()
+            } else {
+                String::from_utf8_lossy(name).into_owned()
+            };
+            ns.push((label, keys));
+        }
+    }
+    ns.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    ns
+}
+
+/// Redis defaults the active-expiry model uses (expire.c, Redis 6-7).
+pub const HZ: f64 = 10.0;
+pub const KEYS_PER_LOOP: f64 = 20.0;
+pub const ACCEPTABLE_STALE: f64 = 0.10;
+pub const SLOW_CYCLE_CPU: f64 = 0.25;
+/// Assumed cost of deleting one expired small key, in seconds.
+pub const DELETE_SECONDS: f64 = 1e-6;
+
+/// The model of docs/expiry-clusters.md: `keys` expire at once among
+/// `expiring` keys with an expiry.
+pub fn active_expiry(keys: u64, expiring: u64) -> ActiveExpiry {
+    let (k, e) = (keys as f64, expiring.max(keys) as f64);
+    // Cycles repeat while over 10% of the sampled keys are expired: the
+    // cluster's keys over 10% of what is left.
+    let busy_keys = ((k - ACCEPTABLE_STALE * e) / (1.0 - ACCEPTABLE_STALE)).clamp(0.0, k);
+    let left = k - busy_keys;
+    ActiveExpiry {
+        busy_seconds: busy_keys * DELETE_SECONDS / SLOW_CYCLE_CPU,
+        sweep_seconds: if left >= 1.0 {
+            (e - busy_keys) / (KEYS_PER_LOOP * HZ)
+        } else {
+            0.0
+        },
+    }
+}
+
+/// The +- jitter (seconds, whole minutes from one minute up) after which
+/// `keys` spread evenly stay under the audit's thresholds.
+pub fn jitter_seconds(keys: u64, expiring: u64, rule: ClusterRule) -> u64 {
+    let e = expiring as f64;
+    let per_second = (rule.second_share * e).max(rule.second_keys as f64).max(1.0);
+    let per_minute = (rule.minute_share * e).max(rule.minute_keys as f64).max(1.0);
+    let k = keys as f64;
+    if k <= per_second {
+        return 0;
+    }
+    // Spread over 2J seconds: K / 2J per second, 60 K / 2J per minute.
+    let j = (k / (2.0 * per_second)).max(30.0 * k / per_minute).ceil() as u64;
+    if j >= 60 {
+        j.div_ceil(60) * 60
+    } else {
+        j
+    }
+}
+
+/// A display width for the histogram: the finest standard width (1 s, 1 min,
+/// 1 h, 1 d, 7 d) at which the expiries in `[from, to)` fall into at most
+/// `max_buckets` non-empty buckets.
+pub fn auto_width(h: &ExpiryHistogram, max_buckets: i64, from: i64, to: i64) -> i64 {
+    let widths = [1_000, 60_000, 3_600_000, 86_400_000, 604_800_000];
+    widths
+        .into_iter()
+        .filter(|&w| w >= h.width_ms())
+        .find(|&w| count_windows(h, w, from, to, max_buckets) <= max_buckets)
+        .unwrap_or(604_800_000.max(h.width_ms()))
+}
+
+/// Non-empty windows of `width` in `[from, to)`, counting stops past `limit`.
+fn count_windows(h: &ExpiryHistogram, width: i64, from: i64, to: i64, limit: i64) -> i64 {
+    let mut n = 0;
+    let mut last = None;
+    for (start, _) in h.cells.range(from, to) {
+        let w = align(start, width);
+        if last != Some(w) {
+            last = Some(w);
+            n += 1;
+            if n > limit {
+                break;
+            }
+        }
+    }
+    n
+}
