@@ -18,6 +18,8 @@ use rdblens_memory::allocator::{keyspace_tables, Choice, Evidence, BASELINE};
 use rdblens_memory::{Estimate, Estimator, Profile};
 use rdblens_parser::{Entry, Rdb, Record, Scratch};
 
+use crate::release::Releaser;
+
 /// Values at least this big (serialized) are always estimated.
 const HEAVY_BYTES: u64 = 1024;
 /// Small values estimated in full before sampling starts.
@@ -34,6 +36,7 @@ pub(crate) fn choose(
     writer: &Profile,
     flag: Option<u64>,
     pool: &rayon::ThreadPool,
+    releaser: Option<&Releaser<'_>>,
 ) -> Choice {
     if let Some(q) = flag {
         return Choice::flag(q);
@@ -48,7 +51,7 @@ pub(crate) fn choose(
     let Some(used_mem) = aux.get("used-mem").and_then(|u| u.parse::<u64>().ok()) else {
         return Choice::unclear("the dump records no used-mem");
     };
-    evidence(rdb, profile, used_mem, pool).decide()
+    evidence(rdb, profile, used_mem, pool, releaser).decide()
 }
 
 /// Sums under both builds, and the per-database key counts.
@@ -78,7 +81,13 @@ fn used_by(e: &Estimate) -> f64 {
     (e.memory.unwrap_or(0) + e.keyspace_overhead - e.bucket_share + e.allocator_slack) as f64
 }
 
-fn evidence(rdb: &Rdb<'_>, profile: &Profile, used_mem: u64, pool: &rayon::ThreadPool) -> Evidence {
+fn evidence(
+    rdb: &Rdb<'_>,
+    profile: &Profile,
+    used_mem: u64,
+    pool: &rayon::ThreadPool,
+    releaser: Option<&Releaser<'_>>,
+) -> Evidence {
     let mut q8 = profile.clone();
     q8.quantum = 8;
     let mut q16 = profile.clone();
@@ -133,6 +142,12 @@ fn evidence(rdb: &Rdb<'_>, profile: &Profile, used_mem: u64, pool: &rayon::Threa
                         sums.q8 += weight * used_by(&a);
                         sums.q16 += weight * used_by(&b);
                     }
+                }
+                // Read for good: give the pages back, as the main pass
+                // does, so a dump larger than RAM stays out of the
+                // resident set (whole pages inside the batch only).
+                if let (Some(r), Some(first), Some(last)) = (releaser, batch.first(), batch.last()) {
+                    r.release_unread(first.offset, last.offset + last.record_len);
                 }
                 sums
             })

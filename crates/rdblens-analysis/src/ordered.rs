@@ -85,7 +85,7 @@ where
     M: Fn(&KeyFacts<'_>, &Settings) -> T + Sync,
     S: FnMut(KeyItem<T>) -> bool,
 {
-    let p = prepare(data, opts)?;
+    let p = prepare(data, opts, releaser)?;
     let wave = p.threads.max(1) * BATCHES_PER_WORKER;
     let (tx, rx) = sync_channel::<Batch<'_>>(wave);
     let (done_tx, done_rx) = sync_channel::<Vec<Vec<KeyItem<T>>>>(1);

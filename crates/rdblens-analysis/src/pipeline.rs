@@ -180,7 +180,11 @@ pub(crate) struct Prepared<'a> {
     pub pool: rayon::ThreadPool,
 }
 
-pub(crate) fn prepare<'a>(data: &'a [u8], opts: &Options) -> Result<Prepared<'a>, Error> {
+pub(crate) fn prepare<'a>(
+    data: &'a [u8],
+    opts: &Options,
+    releaser: Option<&Releaser<'_>>,
+) -> Result<Prepared<'a>, Error> {
     let rdb = if opts.skip_unknown {
         Rdb::new_allowing_newer(data)?
     } else {
@@ -221,7 +225,7 @@ pub(crate) fn prepare<'a>(data: &'a [u8], opts: &Options) -> Result<Prepared<'a>
         rdb.version(),
         rdb.dialect(),
     );
-    let allocator = crate::allocator::choose(&rdb, &aux, &profile, &writer, opts.quantum, &pool);
+    let allocator = crate::allocator::choose(&rdb, &aux, &profile, &writer, opts.quantum, &pool, releaser);
     profile.quantum = allocator.quantum;
     Ok(Prepared {
         rdb,
@@ -301,7 +305,7 @@ fn analyze(
     opts: &Options,
     releaser: Option<&Releaser<'_>>,
 ) -> Result<Summary, Error> {
-    let p = prepare(data, opts)?;
+    let p = prepare(data, opts, releaser)?;
     let mut walker = Walker::new(
         &p.rdb,
         opts.batch_entries,
