@@ -106,7 +106,7 @@ pub fn fine_expiry(h: &ExpiryHistogram, report: &Value) -> Value {
         for &(start, end) in &windows {
             let width = stored * ((end - start) / stored / CLUSTER_BUCKETS + 1);
             let mut fine: std::collections::BTreeMap<i64, (u64, u64)> = Default::default();
-            for (t, b) in h.buckets_in(start..end) {
+            for (t, b) in h.rebucket_range(stored, start, end) {
                 let e = fine.entry(t.div_euclid(width) * width).or_default();
                 e.0 += b.keys;
                 e.1 += b.memory;
