@@ -403,12 +403,12 @@ pub fn build<'s>(s: &'s Summary, opts: &ReportOptions) -> ReportJson<'s> {
 
 fn slots_json(k: &rdblens_analysis::KeyStats, n: usize) -> SlotsJson {
     let slots = &k.slots;
-    let mut rows: Vec<SlotJson> = (0..slots.keys.len())
-        .filter(|&i| slots.keys[i] > 0)
-        .map(|i| SlotJson {
+    let mut rows: Vec<SlotJson> = (slots.counts().iter().enumerate())
+        .filter(|(_, c)| c.keys > 0)
+        .map(|(i, c)| SlotJson {
             slot: i,
-            keys: slots.keys[i],
-            memory: slots.memory[i],
+            keys: c.keys,
+            memory: c.memory,
         })
         .collect();
     let used = rows.len();
