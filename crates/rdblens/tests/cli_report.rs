@@ -419,7 +419,7 @@ fn sections_choose_what_is_shown() {
     let t = table(&[ALL_TYPES, "--section", "slots", "--section", "keys"]);
     assert!(t.contains("== Cluster slots") && t.contains("== Key names =="));
     assert!(!t.contains("== Biggest"));
-    usage_error(&[ALL_TYPES, "--section", "bigkeys,colors"], "rdblens: unknown section 'colors' (expected shards,bigkeys,encodings,ttl,expiry,keys,prefixes,slots,access,findings)");
+    usage_error(&[ALL_TYPES, "--section", "bigkeys,colors"], "rdblens: unknown section 'colors' (expected shards,bigkeys,encodings,ttl,expiry,keys,prefixes,slots,access,findings,plans)");
 }
 
 #[test]
