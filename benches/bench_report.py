@@ -1,21 +1,34 @@
 #!/usr/bin/env python3
-"""Whole-command benchmark: wall time, CPU seconds, MB/s and peak RssAnon.
+"""Whole-command benchmark: rdblens beside the crates.io `rdb` crate, in one run.
 
-Runs, on one dump and in one go: the rdblens report (every section) at 1 and
-2 threads, rdblens keys (CSV), the parse-only walk (parse-bench), and the
-crates.io `rdb` crate parse-only baseline (inside parse-bench), printing a
-Markdown table for docs/performance.md.
+For each dump (the cache-like corpus of gen_corpus.py and the
+collection-heavy one of gen_collections.py), runs in rounds, interleaved so
+that a change of machine load hits every command alike:
 
-    cargo build --release -p rdblens -p rdblens-bench
-    python3 benches/bench_report.py /tmp/bench/dump-1gb.rdb [--runs 3]
+- the `rdb` crate's command-line tool, parse only (`rdb --format nil DUMP`);
+- `rdblens report` (every section, JSON) at 1 and at 2 threads;
+- `rdblens keys` (CSV);
 
-Peak RssAnon (anonymous memory, not counting the mapped file's pages) is
-sampled from /proc/PID/status every 5 ms; CPU seconds come from
-getrusage of the child.
+and prints, per dump, the median wall time, CPU seconds, MB/s and peak
+anonymous memory of each, then the ratios the performance issue asks for:
+full report vs rdb, 1 -> 2 thread speed-up, keys CSV vs rdb. The load
+average before and after is printed with the figures: on a shared machine
+absolute times move, ratios measured in one run hold better.
+
+    cargo build --release -p rdblens
+    cargo install rdb --version ^0.4 --locked --root /tmp/rdbtool   # the `rdb` binary
+    python3 benches/bench_report.py /tmp/bench/dump-1gb-s4.rdb /tmp/bench/collections.rdb \\
+        --rdb /tmp/rdbtool/bin/rdb --runs 3
+
+Peak RssAnon (anonymous memory, not counting the mapped file's pages) and
+VmRSS are sampled from /proc/PID/status every 5 ms; CPU seconds come from
+getrusage of the child. `--rdblens BIN` measures another build (e.g. the
+main branch's, for a before/after in one run: `--rdblens A --rdblens B`).
 """
 import argparse
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -50,6 +63,10 @@ def evict(path):
         os.close(fd)
 
 
+def warm(path):
+    subprocess.run(["cat", path], stdout=subprocess.DEVNULL, check=True)
+
+
 def run(cmd, cold=None):
     """Returns (wall s, cpu s, peak RssAnon KiB, peak RSS KiB). `cold`: a
     file evicted from the page cache first."""
@@ -71,55 +88,101 @@ def run(cmd, cold=None):
     return wall, cpu, peak, peak_total
 
 
+def median_run(samples):
+    """Median of each column over the runs (peaks: the largest)."""
+    return (statistics.median(s[0] for s in samples), statistics.median(s[1] for s in samples),
+            max(s[2] for s in samples), max(s[3] for s in samples))
+
+
+def load():
+    return "%.2f %.2f %.2f" % os.getloadavg()
+
+
+def cases_for(dump, builds, rdb):
+    out = []
+    if rdb:
+        out.append(("rdb crate: `rdb --format nil`", [rdb, "--format", "nil", dump]))
+    for label, exe in builds:
+        out += [
+            (f"{label}report, 1 thread", [exe, "report", dump, "--threads", "1", "--format", "json", "-o", "/dev/null", "-q"]),
+            (f"{label}report, 2 threads", [exe, "report", dump, "--threads", "2", "--format", "json", "-o", "/dev/null", "-q"]),
+            (f"{label}keys --format csv", [exe, "keys", dump, "--format", "csv", "-q"]),
+        ]
+    return out
+
+
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("dump")
-    ap.add_argument("--runs", type=int, default=3)
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("dumps", nargs="+")
+    ap.add_argument("--runs", type=int, default=3, help="rounds; figures are medians (default 3)")
+    ap.add_argument("--rdb", help="the rdb crate's binary (cargo install rdb --version ^0.4); omitted: no baseline")
+    ap.add_argument("--rdblens", action="append", default=[],
+                    help="rdblens binary to measure (repeatable; default target/release/rdblens)")
     ap.add_argument("--giant", action="append", default=[],
                     help="also measure memory on this dump (one giant value: benches/gen_giants.py)")
-    ap.add_argument("--no-cold", action="store_true", help="skip the cold-cache run")
+    ap.add_argument("--cold", action="store_true", help="add a cold-cache 2-thread report per dump")
+    ap.add_argument("--parse-bench", action="store_true", help="also run parse-bench on each dump")
     args = ap.parse_args()
-    size = os.path.getsize(args.dump)
-    rdblens = os.path.join(BIN, "rdblens")
-    cases = [
-        ("report, 1 thread", [rdblens, "report", args.dump, "--threads", "1", "--format", "json", "-o", "/dev/null", "-q"]),
-        ("report, 2 threads", [rdblens, "report", args.dump, "--threads", "2", "--format", "json", "-o", "/dev/null", "-q"]),
-        ("keys --format csv", [rdblens, "keys", args.dump, "-q"]),
-    ]
-    # Warm the page cache.
-    subprocess.run(["cat", args.dump], stdout=subprocess.DEVNULL, check=True)
-    print(f"dump: {args.dump} ({size / 1e6:.1f} MB), best of {args.runs} runs, page cache warm, {os.cpu_count()} cores")
-    print()
-    print("| command | wall s | CPU s | MB/s | peak RssAnon MiB | peak RSS MiB |")
-    print("|---|---:|---:|---:|---:|---:|")
-    results = {}
-
-    def row(name, best, mb):
-        wall, cpu, anon, total = best
-        print(f"| {name} | {wall:.2f} | {cpu:.2f} | {mb / wall:.0f} | {anon / 1024:.0f} | {total / 1024:.0f} |")
+    exes = args.rdblens or [os.path.join(BIN, "rdblens")]
+    builds = [("" if len(exes) == 1 else f"[{i}] ", exe) for i, exe in enumerate(exes)]
+    for i, exe in enumerate(exes):
+        if len(exes) > 1:
+            print(f"[{i}] = {exe}")
+    print(f"{os.cpu_count()} cores, page cache warm, medians of {args.runs} interleaved rounds; load average at start: {load()}")
+    for dump in args.dumps:
+        size = os.path.getsize(dump)
+        mb = size / 1e6
+        cases = cases_for(dump, builds, args.rdb)
+        warm(dump)
+        samples = {name: [] for name, _ in cases}
+        for _ in range(args.runs):
+            for name, cmd in cases:
+                samples[name].append(run(cmd))
+        print()
+        print(f"### {os.path.basename(dump)} ({mb:.1f} MB); load average after: {load()}")
+        print()
+        print("| command | wall s | CPU s | MB/s | peak RssAnon MiB | peak RSS MiB |")
+        print("|---|---:|---:|---:|---:|---:|")
+        med = {}
+        for name, _ in cases:
+            m = med[name] = median_run(samples[name])
+            wall, cpu, anon, total = m
+            print(f"| {name} | {wall:.2f} | {cpu:.2f} | {mb / wall:.0f} | {anon / 1024:.0f} | {total / 1024:.0f} |")
+        if args.cold:
+            name, cmd = cases[-2]
+            wall, cpu, anon, total = run(cmd, cold=dump)
+            print(f"| {name}, cold cache | {wall:.2f} | {cpu:.2f} | {mb / wall:.0f} | {anon / 1024:.0f} | {total / 1024:.0f} |")
+            warm(dump)
+        print()
+        for label, _ in builds:
+            one, two = med[f"{label}report, 1 thread"][0], med[f"{label}report, 2 threads"][0]
+            keys = med[f"{label}keys --format csv"][0]
+            line = f"{label}ratios: 1 -> 2 threads {one / two:.2f}x"
+            if args.rdb:
+                base = med["rdb crate: `rdb --format nil`"][0]
+                line += f"; report (2 threads) vs rdb {base / two:.2f}x; keys csv vs rdb {base / keys:.2f}x"
+            # Per-round ratios too: each round's commands ran back to back.
+            per_round = [s1[0] / s2[0] for s1, s2 in zip(samples[f"{label}report, 1 thread"], samples[f"{label}report, 2 threads"])]
+            line += f" (1 -> 2 per round: {', '.join('%.2f' % r for r in per_round)})"
+            print(line)
         sys.stdout.flush()
-
-    for name, cmd in cases:
-        best = min((run(cmd) for _ in range(args.runs)), key=lambda r: r[0])
-        results[name] = best
-        row(name, best, size / 1e6)
-    if not args.no_cold:
-        # Cold: the dump is read from the disk (one run: it evicts the cache).
-        row("report, 2 threads, cold cache", run(cases[1][1], cold=args.dump), size / 1e6)
-        subprocess.run(["cat", args.dump], stdout=subprocess.DEVNULL, check=True)
+        if args.parse_bench:
+            print()
+            subprocess.run([os.path.join(BIN, "parse-bench"), dump, "--runs", str(args.runs)], check=True)
     for giant in args.giant:
         gsize = os.path.getsize(giant)
-        subprocess.run(["cat", giant], stdout=subprocess.DEVNULL, check=True)
-        cmd = [rdblens, "report", giant, "--threads", "2", "--top", "1000", "--depth", "4",
-               "--format", "json", "-o", "/dev/null", "-q"]
-        row(f"report --top 1000 --depth 4, {os.path.basename(giant)} ({gsize / 1e6:.0f} MB)",
-            run(cmd), gsize / 1e6)
-    one, two = results["report, 1 thread"][0], results["report, 2 threads"][0]
+        warm(giant)
+        print()
+        print("| command | wall s | CPU s | MB/s | peak RssAnon MiB | peak RSS MiB |")
+        print("|---|---:|---:|---:|---:|---:|")
+        for label, exe in builds:
+            cmd = [exe, "report", giant, "--threads", "2", "--top", "1000", "--depth", "4",
+                   "--format", "json", "-o", "/dev/null", "-q"]
+            wall, cpu, anon, total = run(cmd)
+            print(f"| {label}report --top 1000 --depth 4, {os.path.basename(giant)} ({gsize / 1e6:.0f} MB) "
+                  f"| {wall:.2f} | {cpu:.2f} | {gsize / 1e6 / wall:.0f} | {anon / 1024:.0f} | {total / 1024:.0f} |")
     print()
-    print(f"scaling 1 -> 2 threads: {one / two:.2f}x")
-    print()
-    sys.stdout.flush()
-    subprocess.run([os.path.join(BIN, "parse-bench"), args.dump, "--runs", str(args.runs)], check=True)
+    print(f"load average at end: {load()}")
 
 
 if __name__ == "__main__":

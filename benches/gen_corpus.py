@@ -301,18 +301,19 @@ def free_port() -> int:
 
 
 class Server:
-    def __init__(self, binary: str, workdir: str, dbfilename: str):
+    def __init__(self, binary: str, workdir: str, dbfilename: str, port: int = 0):
         self.binary = binary
         self.workdir = workdir
         self.dbfilename = dbfilename
         self.proc: subprocess.Popen | None = None
+        self.fixed_port = port    # 0: a free port picked at start
         self.port = 0
         self.log = os.path.join(workdir, "redis.log")
 
     def start(self, wait_s: float = 20.0):
         last = ""
-        for _ in range(5):
-            self.port = free_port()
+        for _ in range(1 if self.fixed_port else 5):
+            self.port = self.fixed_port or free_port()
             cmd = [self.binary,
                    "--bind", "127.0.0.1", "--port", str(self.port),
                    "--save", "", "--appendonly", "no",

@@ -1,7 +1,7 @@
 //! What a worker learns about one key: everything the accumulators need,
 //! computed in one decoding pass (plus the memory model's own pass).
 
-use rdblens_memory::{Encoding, Estimator};
+use rdblens_memory::{Encoding, Estimator, Shape};
 use rdblens_parser::{
     BlobSummary, Element, Entry, NodeInfo, RdbString, Result, Scratch, TypeKind, ValueStats, ValueVisitor,
 };
@@ -37,6 +37,8 @@ pub struct KeyFacts<'k> {
     pub lzf_stored_bytes: u64,
     pub lzf_uncompressed_bytes: u64,
     pub limit: Option<LimitCheck>,
+    /// The sums the memory estimate was made of (for split plans).
+    pub shape: Shape,
 }
 
 impl<'k> KeyFacts<'k> {
@@ -65,6 +67,7 @@ impl<'k> KeyFacts<'k> {
             lzf_stored_bytes: 0,
             lzf_uncompressed_bytes: 0,
             limit: None,
+            shape: Shape::default(),
         }
     }
 
@@ -174,5 +177,6 @@ pub fn key_facts<'k>(
         lzf_stored_bytes: stats.lzf_stored_bytes,
         lzf_uncompressed_bytes: stats.lzf_uncompressed_bytes,
         limit,
+        shape: estimate.shape,
     })
 }

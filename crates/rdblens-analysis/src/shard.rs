@@ -26,7 +26,7 @@ impl ShardStats {
         ShardStats {
             totals: keys.totals,
             biggest: keys.top.by_memory.keys.first().cloned(),
-            slot_ranges: slot_ranges(keys.slots.keys.iter().map(|&n| n > 0)),
+            slot_ranges: slot_ranges(keys.slots.counts().iter().map(|c| c.keys > 0)),
         }
     }
 

@@ -238,6 +238,7 @@ fn synthetic<'k>(key: &'k [u8], expiry_ms: Option<i64>) -> KeyFacts<'k> {
         lzf_stored_bytes: 0,
         lzf_uncompressed_bytes: 0,
         limit: None,
+        shape: Default::default(),
     }
 }
 

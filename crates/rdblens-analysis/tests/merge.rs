@@ -51,7 +51,7 @@ fn merging_serialized_summaries_is_exact() {
         assert_eq!(shard.biggest.as_ref(), part.keys.top.by_memory.keys.first());
         assert_eq!(
             shard.slots_used(),
-            part.keys.slots.keys.iter().filter(|&&n| n > 0).count() as u64
+            part.keys.slots.counts().iter().filter(|c| c.keys > 0).count() as u64
         );
     }
     let sum: u64 = direct

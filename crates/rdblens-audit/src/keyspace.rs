@@ -208,10 +208,11 @@ pub(crate) fn multi_db(ctx: &Ctx<'_>) -> Outcome {
 pub(crate) fn hashtag_skew(ctx: &Ctx<'_>) -> Outcome {
     let c = &ctx.cfg.hashtag_skew;
     let slots = &ctx.summary.keys.slots;
-    let total: u64 = slots.memory.iter().sum();
-    let mean = total as f64 / slots.memory.len().max(1) as f64;
+    let total: u64 = slots.counts().iter().map(|c| c.memory).sum();
+    let mean = total as f64 / slots.counts().len().max(1) as f64;
     let mut out = Outcome::default();
-    for (slot, (&memory, &keys)) in slots.memory.iter().zip(&slots.keys).enumerate() {
+    for (slot, count) in slots.counts().iter().enumerate() {
+        let (memory, keys) = (count.memory, count.keys);
         let share = memory as f64 / total.max(1) as f64;
         if keys < c.min_keys || share <= c.memory_share || memory as f64 <= c.mean_factor * mean {
             continue;

@@ -62,6 +62,7 @@ mod tests {
         let t = SprawlTally {
             keys: 10_000,
             memory: 10_000 * 100,
+            keyspace: 0,
             entry_bytes: 10_000 * 27,
             max_field_len: 6,
             max_value_len: 20,

@@ -44,6 +44,7 @@ fn facts(db: u64, key: &[u8], memory: u64, expiry_ms: Option<i64>) -> KeyFacts<'
         lzf_stored_bytes: 0,
         lzf_uncompressed_bytes: 0,
         limit: None,
+        shape: Default::default(),
     }
 }
 

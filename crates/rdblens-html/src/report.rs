@@ -43,6 +43,7 @@ pub fn page(d: &Value, fine_expiry: Value) -> Page {
     add("bigkeys", "Top keys", top_keys(d));
     add("expiry", "Expiry", expiry(d));
     add("findings", "Findings", findings(d));
+    add("plans", "Split plans", crate::plans::plans(d));
     add("limits", "Encoding limits", limits(d));
     add("ttl", "TTL", ttl(d));
     add("keynames", "Key names", key_names(d));

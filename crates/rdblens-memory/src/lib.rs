@@ -52,6 +52,7 @@ mod rax;
 mod rules;
 mod score;
 mod sds;
+mod shape;
 mod version;
 mod visitor;
 
@@ -76,6 +77,7 @@ pub use accuracy::{verified_fixtures, Accuracy, AccuracyLevel};
 pub use encoding::Encoding;
 pub use limits::Limits;
 pub use profile::Profile;
+pub use shape::{keyspace_overhead, price_part, Shape};
 pub use version::{Family, ServerVersion};
 
 use rdblens_parser::{Entry, Result, Scratch, Tee, ValueVisitor};
@@ -96,6 +98,9 @@ pub struct Estimate {
     /// allocator rounding of the key and entry it does not count, and the
     /// expires-table entry of a key with a TTL (memory-model.md §6).
     pub keyspace_overhead: u64,
+    /// The sums the estimate was made of, to price the value split over
+    /// several keys ([`price_part`]).
+    pub shape: Shape,
     /// The part of `keyspace_overhead` that is this key's guessed share of
     /// the keyspace bucket arrays (a database's arrays are known exactly
     /// from its key count: see [`allocator::keyspace_tables`]).
@@ -158,15 +163,17 @@ impl<'p> Estimator<'p> {
         if let Some(s) = entry.string()? {
             also.string(s);
             let ctx = self.ctx(entry);
-            return Ok(self.finish(
-                model::string::of(Some(visitor::StringFacts::of(s)), &ctx),
-                None,
-                &ctx,
-            ));
+            let facts = visitor::StringFacts::of(s);
+            let shape = Shape {
+                count: facts.len,
+                string_int: facts.int,
+                ..Shape::default()
+            };
+            return Ok(self.finish(model::string::of(Some(facts), &ctx), None, &ctx, shape));
         }
         let mut collector = self.collector(entry);
         entry.visit_with(scratch, &mut Tee(&mut collector, also))?;
-        Ok(self.from_facts(entry, &collector.finish()))
+        Ok(self.estimate_facts(entry, &collector.finish()))
     }
 
     /// Estimates `entry` for this estimator's target and for `other`'s in
@@ -188,8 +195,8 @@ impl<'p> Estimator<'p> {
         let mut theirs = other.collector(entry);
         entry.visit_with(scratch, &mut Tee(&mut mine, &mut theirs))?;
         Ok((
-            self.from_facts(entry, &mine.finish()),
-            other.from_facts(entry, &theirs.finish()),
+            self.estimate_facts(entry, &mine.finish()),
+            other.estimate_facts(entry, &theirs.finish()),
         ))
     }
 
@@ -202,9 +209,10 @@ impl<'p> Estimator<'p> {
         )
     }
 
-    fn from_facts(&self, entry: &Entry<'_>, facts: &visitor::Facts) -> Estimate {
+    fn estimate_facts(&self, entry: &Entry<'_>, facts: &visitor::Facts) -> Estimate {
         let ctx = self.ctx(entry);
-        self.finish(model::value(facts, &ctx), Some(facts), &ctx)
+        let shape = Shape::of(facts, entry.kind());
+        self.finish(model::value(facts, &ctx), Some(facts), &ctx, shape)
     }
 
     fn ctx(&self, entry: &Entry<'_>) -> model::Ctx<'_> {
@@ -220,7 +228,13 @@ impl<'p> Estimator<'p> {
         }
     }
 
-    fn finish(&self, value: model::Value, facts: Option<&visitor::Facts>, ctx: &model::Ctx<'_>) -> Estimate {
+    fn finish(
+        &self,
+        value: model::Value,
+        facts: Option<&visitor::Facts>,
+        ctx: &model::Ctx<'_>,
+        shape: Shape,
+    ) -> Estimate {
         Estimate {
             encoding: value.encoding,
             memory: value.object.map(|o| model::memory_usage(o, ctx)),
@@ -228,6 +242,7 @@ impl<'p> Estimator<'p> {
             keyspace_overhead: model::keyspace::overhead(ctx),
             bucket_share: model::keyspace::bucket_share(ctx),
             allocator_slack: facts.map_or(0, |f| model::allocator_slack(f, value.encoding, ctx)),
+            shape,
         }
     }
 }

@@ -196,6 +196,9 @@ pub struct ReportJson<'s> {
     /// Per-rule totals of the audit, including what the caps left out.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub audit: Option<AuditJson>,
+    /// Split plans for the big keys and sprawling namespaces (docs/advisor.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plans: Option<rdblens_advice::Plans>,
     pub compression: &'s rdblens_analysis::Compression,
     pub damaged_keys: u64,
     pub damage: &'s [rdblens_analysis::Damage],
@@ -269,7 +272,11 @@ pub fn build<'s>(s: &'s Summary, opts: &ReportOptions) -> ReportJson<'s> {
     };
     let lengths = &k.key_names.lengths;
     let width = opts.expiry_bucket_ms(&k.expiry);
-    let audit = on(Section::Findings).then(|| rdblens_audit::audit(s));
+    let audit = (on(Section::Findings) || on(Section::Plans)).then(|| rdblens_audit::audit(s));
+    let plans = on(Section::Plans)
+        .then(|| audit.as_ref().map(|a| opts.plans(s, a)))
+        .flatten();
+    let audit = audit.filter(|_| on(Section::Findings));
     ReportJson {
         schema_version: SCHEMA_VERSION,
         tool: "rdblens",
@@ -387,6 +394,7 @@ pub fn build<'s>(s: &'s Summary, opts: &ReportOptions) -> ReportJson<'s> {
             counts: a.counts,
             rules: a.rules,
         }),
+        plans,
         compression: &k.compression,
         damaged_keys: k.damaged_keys,
         damage: &k.damage,
@@ -395,12 +403,12 @@ pub fn build<'s>(s: &'s Summary, opts: &ReportOptions) -> ReportJson<'s> {
 
 fn slots_json(k: &rdblens_analysis::KeyStats, n: usize) -> SlotsJson {
     let slots = &k.slots;
-    let mut rows: Vec<SlotJson> = (0..slots.keys.len())
-        .filter(|&i| slots.keys[i] > 0)
-        .map(|i| SlotJson {
+    let mut rows: Vec<SlotJson> = (slots.counts().iter().enumerate())
+        .filter(|(_, c)| c.keys > 0)
+        .map(|(i, c)| SlotJson {
             slot: i,
-            keys: slots.keys[i],
-            memory: slots.memory[i],
+            keys: c.keys,
+            memory: c.memory,
         })
         .collect();
     let used = rows.len();

@@ -13,9 +13,15 @@ pub enum Section {
     Slots,
     Access,
     Findings,
+    /// Split plans (rdblens-advice); not in the default set, asked for
+    /// with `--section plans` (or `rdblens advise`).
+    Plans,
 }
 
 impl Section {
+    /// Sections shown only when asked for.
+    pub const OPTIONAL: [Section; 1] = [Section::Plans];
+
     pub const ALL: [Section; 10] = [
         Section::Shards,
         Section::Bigkeys,
@@ -41,11 +47,15 @@ impl Section {
             Section::Slots => "slots",
             Section::Access => "access",
             Section::Findings => "findings",
+            Section::Plans => "plans",
         }
     }
 
     pub fn parse(s: &str) -> Option<Section> {
-        Section::ALL.into_iter().find(|sec| sec.name() == s)
+        Section::ALL
+            .into_iter()
+            .chain(Section::OPTIONAL)
+            .find(|sec| sec.name() == s)
     }
 }
 
@@ -72,6 +82,9 @@ pub struct ReportOptions {
     pub width: Option<u16>,
     pub cluster_rule: ClusterRule,
     pub sort: SortBy,
+    /// The server split plans are priced for; `None`: the first file's
+    /// profile with the default quantum and limits.
+    pub target: Option<rdblens_memory::Profile>,
 }
 
 impl Default for ReportOptions {
@@ -84,6 +97,7 @@ impl Default for ReportOptions {
             width: None,
             cluster_rule: ClusterRule::default(),
             sort: SortBy::Memory,
+            target: None,
         }
     }
 }
@@ -92,6 +106,19 @@ impl Default for ReportOptions {
 pub const AUTO_BARS: i64 = 60;
 
 impl ReportOptions {
+    /// The split plans for `s` (section `plans`).
+    pub fn plans(
+        &self,
+        s: &rdblens_analysis::Summary,
+        audit: &rdblens_audit::Audit,
+    ) -> rdblens_advice::Plans {
+        let target = self
+            .target
+            .clone()
+            .unwrap_or_else(|| rdblens_advice::target_for(s, None, &[]));
+        rdblens_advice::plans(s, audit, &target)
+    }
+
     pub fn expiry_bucket_ms(&self, h: &ExpiryHistogram) -> i64 {
         let (from, to) = self.expiry_range();
         self.bucket_ms

@@ -87,7 +87,7 @@ pub struct ModelArgs {
     /// Server to estimate memory for, e.g. redis-7.2, valkey-8.1 (default: the writer of the file).
     #[arg(long)]
     pub target: Option<String>,
-    /// jemalloc quantum of the target: 8 (bundled jemalloc) or 16 (distro libjemalloc).
+    /// jemalloc quantum of the target: 8 (bundled jemalloc) or 16 (distro libjemalloc) (default: detected from the dump's used-mem when clear, else 8).
     #[arg(long, value_parser = ["8", "16"])]
     pub jemalloc_quantum: Option<String>,
     /// Reference time for TTLs: unix seconds or ms (default: the snapshot's ctime).
@@ -245,14 +245,76 @@ pub fn now_ms(now: Option<i64>) -> Option<i64> {
     })
 }
 
+/// Release lines (major.minor) the memory model can be asked for: a
+/// version that was never released is a typo, not a target.
+const REDIS_LINES: [(u32, u32); 19] = [
+    (2, 0),
+    (2, 2),
+    (2, 4),
+    (2, 6),
+    (2, 8),
+    (3, 0),
+    (3, 2),
+    (4, 0),
+    (5, 0),
+    (6, 0),
+    (6, 2),
+    (7, 0),
+    (7, 2),
+    (7, 4),
+    (8, 0),
+    (8, 2),
+    (8, 4),
+    (8, 6),
+    (8, 8),
+];
+const VALKEY_LINES: [(u32, u32); 6] = [(7, 2), (8, 0), (8, 1), (9, 0), (9, 1), (9, 2)];
+
 pub fn target_profile(target: Option<&str>) -> Result<Option<Profile>> {
-    target
-        .map(|t| {
-            Profile::parse_target(t)
-                .map_err(anyhow::Error::msg)
-                .context("--target")
-        })
-        .transpose()
+    let Some(t) = target else { return Ok(None) };
+    let profile = Profile::parse_target(t)
+        .map_err(anyhow::Error::msg)
+        .context("--target")?;
+    let (lines, family) = match profile.family {
+        Family::Redis => (&REDIS_LINES[..], "Redis"),
+        Family::Valkey => (&VALKEY_LINES[..], "Valkey"),
+    };
+    let v = profile.version;
+    if !lines.contains(&(v.major, v.minor)) {
+        let all: Vec<String> = lines.iter().map(|(a, b)| format!("{a}.{b}")).collect();
+        bail!(
+            "--target {t}: no {family} {}.{} release is known ({family} releases: {})",
+            v.major,
+            v.minor,
+            all.join(", ")
+        );
+    }
+    Ok(Some(profile))
+}
+
+/// `--label`: none, or one per file (in order), all different.
+pub fn check_labels(labels: &[String], files: usize) -> Result<()> {
+    if !labels.is_empty() && labels.len() != files {
+        bail!(
+            "--label is given {} times for {files} files: give one per file, in order",
+            labels.len()
+        );
+    }
+    for (i, l) in labels.iter().enumerate() {
+        if labels[..i].contains(l) {
+            bail!("--label {l:?} is given twice: each file needs its own name");
+        }
+    }
+    Ok(())
+}
+
+/// A note on standard error when filters left nothing of keys that exist
+/// (`--db 99`, a `--match` that matches nothing): the empty output is then
+/// explained, not mistaken for an empty dump.
+pub fn note_if_nothing_matched(filter: &KeyFilter, matched: u64, in_files: u64) {
+    if !filter.is_empty() && matched == 0 && in_files > 0 {
+        eprintln!("rdblens: note: no key matched the filters; the input holds {in_files} keys");
+    }
 }
 
 /// Reads `name value` lines of a redis.conf; limits are applied, the rest kept for the audit.

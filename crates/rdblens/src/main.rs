@@ -1,6 +1,6 @@
 //! The `rdblens` command line: `report` (tables or JSON, or a mergeable
 //! summary), `merge` (summaries made on several hosts into one report),
-//! `diff` (two snapshots), `keys` (one CSV, JSON-lines or Parquet record
+//! `diff` (two snapshots), `advise` (split plans), `keys` (one CSV, JSON-lines or Parquet record
 //! per key, streamed) and `check` (full validation).
 //!
 //! Exit codes: 0 ok, 1 `report --fail-on` found design-rule findings at or
@@ -8,6 +8,7 @@
 //! 3 unreadable, corrupt or incomplete input, 4 the output could not be
 //! written.
 
+mod advise;
 mod analyze;
 mod check;
 mod common;
@@ -56,6 +57,10 @@ enum Command {
     /// What changed between two snapshots (dumps or summary files): growth
     /// per namespace, type and encoding, keys that became big, new expiry clusters.
     Diff(Box<diff::DiffArgs>),
+    /// Split plans for the big keys and sprawling namespaces: buckets, key
+    /// names, memory before and after on the target server, migration steps
+    /// (docs/advisor.md).
+    Advise(Box<advise::AdviseArgs>),
     /// Validate a dump: structure, every value, and the trailing checksum.
     /// Prints version, aux fields and key counts; exits 0 only if the file is sound.
     Check {
@@ -146,6 +151,7 @@ fn main() -> ExitCode {
             }
         }
         Command::Keys(args) => keys_command(&args),
+        Command::Advise(args) => advise::command(&args),
         Command::Merge(args) => merge_command(&args),
         Command::Diff(args) => diff_command(&args),
         Command::Completions { shell } => {
@@ -301,7 +307,7 @@ fn keys_command(args: &keys::KeysArgs) -> ExitCode {
     };
     match keys::run(args, &opts) {
         Ok(outcome) => {
-            let problems = input_problems(std::slice::from_ref(&outcome.file));
+            let problems = input_problems(&outcome.files);
             if problems || outcome.damaged > 0 {
                 ExitCode::from(EXIT_BAD_INPUT)
             } else {

@@ -175,3 +175,59 @@ fn summaries_with_other_filters_do_not_merge() {
             "key filters [\"ttl Persistent\"] vs [\"ttl Expired\"]",
         ));
 }
+
+#[test]
+fn filters_that_leave_nothing_say_so() {
+    let note = "rdblens: note: no key matched the filters; the input holds 227 keys\n";
+    for args in [
+        &["--db", "99"][..],
+        &["--match", "nothing*"],
+        &["--regex", "^no such key$"],
+    ] {
+        rdblens()
+            .args(["report", ALL_TYPES, "--section", "keys"])
+            .args(args)
+            .assert()
+            .success()
+            .stderr(note);
+        rdblens()
+            .args(["keys", ALL_TYPES])
+            .args(args)
+            .assert()
+            .success()
+            .stderr(note);
+    }
+    // A filter that matches something says nothing.
+    rdblens()
+        .args(["keys", ALL_TYPES, "--db", "0"])
+        .assert()
+        .success()
+        .stderr("");
+}
+
+#[test]
+fn targets_that_were_never_released_are_refused() {
+    for cmd in ["report", "keys"] {
+        rdblens()
+            .args([cmd, ALL_TYPES, "--target", "redis-9.9"])
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(
+                "rdblens: --target redis-9.9: no Redis 9.9 release is known (Redis releases: 2.0, 2.2, 2.4, \
+                 2.6, 2.8, 3.0, 3.2, 4.0, 5.0, 6.0, 6.2, 7.0, 7.2, 7.4, 8.0, 8.2, 8.4, 8.6, 8.8)\n",
+            );
+        rdblens()
+            .args([cmd, ALL_TYPES, "--target", "valkey-8.3"])
+            .assert()
+            .code(2)
+            .stderr(
+                "rdblens: --target valkey-8.3: no Valkey 8.3 release is known (Valkey releases: 7.2, 8.0, \
+                 8.1, 9.0, 9.1, 9.2)\n",
+            );
+    }
+    rdblens()
+        .args(["keys", ALL_TYPES, "--target", "redis-7.2.4", "--db", "0"])
+        .assert()
+        .success();
+}

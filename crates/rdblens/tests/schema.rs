@@ -75,6 +75,14 @@ fn options_that_shape_the_document_validate() {
         vec![f, "--type", "hash", "--db", "0", "--match", "*:*"],
         vec![f, "--target", "valkey-8.1", "--jemalloc-quantum", "16"],
         vec![f, "fixtures/rdb/redis-7.2.4/all-types.rdb"],
+        vec!["fixtures/rules/bigkeys.rdb", "--section", "findings,plans"],
+        vec![
+            "fixtures/rules/sprawl.rdb",
+            "--section",
+            "plans",
+            "--set",
+            "small-key-sprawl.min-keys=1000",
+        ],
     ] {
         assert_valid(&v, &report_json(&args), &args.join(" "));
     }

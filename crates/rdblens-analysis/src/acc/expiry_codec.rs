@@ -23,7 +23,7 @@ pub fn to_base64(bytes: &[u8]) -> String {
 
 pub fn from_base64(text: &str) -> Option<Vec<u8>> {
     let text = text.as_bytes();
-    if text.len() % 4 != 0 {
+    if !text.len().is_multiple_of(4) {
         return None;
     }
     let value = |c: u8| ALPHABET.iter().position(|&a| a == c).map(|v| v as u32);

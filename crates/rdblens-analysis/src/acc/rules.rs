@@ -16,6 +16,8 @@ use super::Accumulate;
 use crate::facts::KeyFacts;
 use crate::keyname::KeyName;
 use crate::keyshape::KeyShape;
+use rdblens_memory::Shape;
+
 use crate::rules::{evaluate_shaped, listpack, Enabled, Hit, RuleConfig, RuleId, Severity};
 
 /// Namespaces kept exactly per rule (bottom-k beyond).
@@ -63,7 +65,14 @@ pub struct KeyHit {
     pub memory: u64,
     pub savings: Option<u64>,
     pub expiry_ms: Option<i64>,
+    /// The value's shape, kept for the big-key rules only (big-string,
+    /// big-collection, big-value-bytes), whose keys get split plans.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape: Option<Shape>,
 }
+
+/// Rules whose listed keys keep their [`Shape`].
+pub const SHAPED_RULES: [RuleId; 3] = [RuleId::BigString, RuleId::BigCollection, RuleId::BigValueBytes];
 
 impl KeyHit {
     fn new(f: &KeyFacts<'_>, h: &Hit) -> Self {
@@ -81,6 +90,7 @@ impl KeyHit {
             memory: f.memory,
             savings: h.savings,
             expiry_ms: f.expiry_ms,
+            shape: SHAPED_RULES.contains(&h.rule).then_some(f.shape),
         }
     }
 
@@ -247,6 +257,9 @@ pub struct SprawlTally {
     pub keys: u64,
     /// What the keys hold now: MEMORY USAGE plus keyspace overhead.
     pub memory: u64,
+    /// The keyspace overhead part of `memory`.
+    #[serde(default)]
+    pub keyspace: u64,
     /// Listpack entries for every (rest of the key, value) pair.
     pub entry_bytes: u64,
     pub max_field_len: u64,
@@ -257,6 +270,7 @@ impl Mergeable for SprawlTally {
     fn merge_from(&mut self, o: &Self) {
         self.keys += o.keys;
         self.memory += o.memory;
+        self.keyspace += o.keyspace;
         self.entry_bytes += o.entry_bytes;
         self.max_field_len = self.max_field_len.max(o.max_field_len);
         self.max_value_len = self.max_value_len.max(o.max_value_len);
@@ -325,6 +339,7 @@ impl RuleHits {
         let t = self.sprawl.slot(ns);
         t.keys += 1;
         t.memory += f.memory.saturating_add(f.keyspace_overhead);
+        t.keyspace += f.keyspace_overhead;
         t.entry_bytes += listpack::bytes_entry(field) + value;
         t.max_field_len = t.max_field_len.max(field.len() as u64);
         t.max_value_len = t.max_value_len.max(f.elements);

@@ -39,6 +39,7 @@ fn facts(key: &[u8], kind: TypeKind) -> KeyFacts<'_> {
         lzf_stored_bytes: 0,
         lzf_uncompressed_bytes: 0,
         limit: None,
+        shape: Default::default(),
     }
 }
 

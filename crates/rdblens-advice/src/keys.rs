@@ -1,0 +1,412 @@
+//! Plans for one big key: hash buckets (hash, set, sorted set), index
+//! ranges (list), parts (string) or several streams, priced from the
+//! shape the analysis kept for the key.
+
+use rdblens_analysis::acc::rules::{namespace_of, KeyHit};
+use rdblens_analysis::rules::{RuleConfig, RuleId, Severity};
+use rdblens_analysis::{KeyName, Summary};
+use rdblens_audit::text;
+use rdblens_memory::{keyspace_overhead, price_part, Encoding, Profile, Shape};
+use rdblens_parser::TypeKind;
+
+use crate::sizing::{self, digit_groups, expected_max, expected_price, mean_per_bucket, GROWTH};
+use crate::{migrate, BucketLimit, Plan, Scheme};
+
+/// The listed hit that kept the key's shape.
+fn find_hit<'s>(summary: &'s Summary, db: u64, key: &[u8], rules: &[RuleId]) -> Option<&'s KeyHit> {
+    rules.iter().find_map(|rule| {
+        summary.keys.rules.rules.get(rule).and_then(|t| {
+            t.listed
+                .items
+                .iter()
+                .find(|h| h.db == db && h.key.as_bytes() == key && h.shape.is_some())
+        })
+    })
+}
+
+fn kind_of(type_name: &str) -> Option<TypeKind> {
+    Some(match type_name {
+        "string" => TypeKind::String,
+        "list" => TypeKind::List,
+        "set" => TypeKind::Set,
+        "zset" => TypeKind::ZSet,
+        "hash" => TypeKind::Hash,
+        "stream" => TypeKind::Stream,
+        _ => return None,
+    })
+}
+
+/// The non-empty text between the first `{` and the next `}`, if any.
+pub(crate) fn hash_tag(key: &[u8]) -> Option<&[u8]> {
+    let open = key.iter().position(|&b| b == b'{')?;
+    let close = key[open + 1..].iter().position(|&b| b == b'}')?;
+    (close > 0).then(|| &key[open + 1..open + 1 + close])
+}
+
+/// Everything the pricing of one split needs.
+struct Split<'a> {
+    target: &'a Profile,
+    kind: TypeKind,
+    shape: Shape,
+    /// Length of the bucket name without its number.
+    stem_len: u64,
+    ttl: bool,
+}
+
+impl Split<'_> {
+    fn price(&self, part: u64, key_len: u64) -> Option<u64> {
+        price_part(self.target, self.kind, &self.shape, part, key_len, self.ttl).memory
+    }
+
+    fn encoding(&self, part: u64) -> Encoding {
+        price_part(
+            self.target,
+            self.kind,
+            &self.shape,
+            part,
+            self.stem_len + 1,
+            self.ttl,
+        )
+        .encoding
+    }
+
+    /// Expected memory of `buckets` hash-spread buckets, with names
+    /// `extra` bytes longer than the stem plus the bucket number.
+    fn spread(&self, buckets: u64, extra: u64) -> (u64, u64) {
+        let mut memory = 0.0;
+        let mut keyspace = 0;
+        for (d, n) in digit_groups(buckets) {
+            let key_len = self.stem_len + extra + d;
+            let each = expected_price(self.shape.count, buckets, |k| self.price(k, key_len).unwrap_or(0));
+            memory += n as f64 * each;
+            keyspace += n * keyspace_overhead(self.target, key_len, self.ttl);
+        }
+        (memory.round() as u64, keyspace)
+    }
+
+    /// Memory of consecutive ranges of `size` elements (the last one
+    /// shorter), with names `extra` bytes longer than the stem.
+    fn ranges(&self, buckets: u64, size: u64, extra: u64) -> (u64, u64) {
+        let count = self.shape.count;
+        let mut memory = 0;
+        let mut keyspace = 0;
+        let mut start = 0u64;
+        for (d, n) in digit_groups(buckets) {
+            let key_len = self.stem_len + extra + d;
+            let full = self.price(size, key_len).unwrap_or(0);
+            for i in 0..n {
+                let part = size.min(count.saturating_sub(start + i * size));
+                memory += if part == size {
+                    full
+                } else {
+                    self.price(part, key_len).unwrap_or(0)
+                };
+            }
+            start += n * size;
+            keyspace += n * keyspace_overhead(self.target, key_len, self.ttl);
+        }
+        (memory, keyspace)
+    }
+}
+
+/// The compact limit a bucket of this shape can stay under, or why none.
+fn compact_limit(split: &Split<'_>) -> Result<BucketLimit, String> {
+    let l = &split.target.limits;
+    let s = &split.shape;
+    let target = split.target.name();
+    let long = |name: &str, value: u64| {
+        format!(
+            "an element of {} is longer than {name} ({value}): no bucket can be compact; N is chosen for the element count only (big-collection)",
+            text::bytes(s.max_len)
+        )
+    };
+    let limit = |name: &str, value: u64| BucketLimit {
+        name: name.to_string(),
+        value,
+    };
+    let candidate = match split.kind {
+        TypeKind::Hash if s.max_len > l.hash_max_listpack_value => {
+            return Err(long("hash-max-listpack-value", l.hash_max_listpack_value))
+        }
+        TypeKind::Hash => limit("hash-max-listpack-entries", l.hash_max_listpack_entries),
+        TypeKind::Set if s.all_int => limit("set-max-intset-entries", l.set_max_intset_entries),
+        TypeKind::Set if s.max_len > l.set_max_listpack_value => {
+            return Err(long("set-max-listpack-value", l.set_max_listpack_value))
+        }
+        TypeKind::Set => limit("set-max-listpack-entries", l.set_max_listpack_entries),
+        TypeKind::ZSet if s.max_len > l.zset_max_listpack_value => {
+            return Err(long("zset-max-listpack-value", l.zset_max_listpack_value))
+        }
+        TypeKind::ZSet => limit("zset-max-listpack-entries", l.zset_max_listpack_entries),
+        _ => return Err(String::new()),
+    };
+    // The model decides whether the target has that encoding at all
+    // (set listpacks arrived in 7.2).
+    let probe = candidate.value.min(s.count).max(1);
+    if split.encoding(probe).is_compact() {
+        Ok(candidate)
+    } else {
+        Err(format!(
+            "{target} has no compact encoding for sets of strings (set listpacks arrived in 7.2): the buckets stay hash tables; N is chosen for the element count only (big-collection)"
+        ))
+    }
+}
+
+/// Buckets needed to keep each one's bytes under big-value-bytes' warn
+/// level with the same growth allowance.
+fn buckets_for_bytes(shape: &Shape, cfg: &RuleConfig) -> u64 {
+    let bytes = shape.listpack_entries as f64 * (1.0 + GROWTH);
+    (bytes / cfg.big_value_bytes.warn.0.max(1) as f64).ceil() as u64
+}
+
+pub(crate) fn plan(
+    summary: &Summary,
+    target: &Profile,
+    (db, key): (u64, &[u8]),
+    rules: &[RuleId],
+    severity: Severity,
+) -> Option<Plan> {
+    let hit = find_hit(summary, db, key, rules)?;
+    let shape = hit.shape?;
+    let kind = kind_of(&hit.type_name)?;
+    let cfg = &summary.settings.rules;
+    let ttl = hit.expiry_ms.is_some();
+    let key_len = key.len() as u64;
+    let name = String::from_utf8_lossy(key).into_owned();
+    let split = Split {
+        target,
+        kind,
+        shape,
+        stem_len: key_len + 1,
+        ttl,
+    };
+    let tagged = hash_tag(key);
+    let (mut plan, tag_extra) = match kind {
+        TypeKind::String => strings(&split, cfg, &name),
+        TypeKind::List => lists(&split, cfg, &name),
+        _ => buckets(&split, cfg, &name),
+    };
+    plan.db = Some(db);
+    plan.key = Some(KeyName::new(key));
+    plan.namespace = text::namespace(
+        namespace_of(key, summary.settings.separator),
+        summary.settings.separator,
+    );
+    plan.rules = rules.to_vec();
+    plan.severity = severity;
+    plan.type_name = hit.type_name.clone();
+    plan.encoding_before = hit.encoding.clone();
+    plan.memory_before = hit.memory;
+    plan.keyspace_before = keyspace_overhead(target, key_len, ttl);
+    plan.saved =
+        (plan.memory_before + plan.keyspace_before) as i64 - (plan.memory_after + plan.keyspace_after) as i64;
+    plan.target = target.name();
+    plan.migration = migrate::steps(plan.scheme, &hit.type_name, &name, plan.buckets);
+    match tagged {
+        Some(tag) => {
+            plan.hash_tag_pattern = plan.key_pattern.clone();
+            plan.hash_tag_memory_after = plan.memory_after;
+            plan.hash_tag_cost = format!(
+                "the key's hash tag {{{}}} already keeps every bucket in its slot: one shard holds all of them, as it holds the key today",
+                String::from_utf8_lossy(tag)
+            );
+        }
+        None => {
+            plan.hash_tag_pattern = format!("{{{name}}}{}", &plan.key_pattern[name.len()..]);
+            plan.hash_tag_memory_after = tag_extra;
+            plan.hash_tag_cost = format!(
+                "every bucket in one slot, so one shard keeps all {} and all the key's traffic (no spread over the cluster); it buys multi-key commands across buckets (MGET, MULTI, Lua); names are 2 bytes longer: {} more",
+                text::bytes(plan.memory_after),
+                text::bytes(tag_extra.saturating_sub(plan.memory_after))
+            );
+        }
+    }
+    Some(plan)
+}
+
+/// A plan with the fields every scheme fills left empty.
+fn blank(scheme: Scheme) -> Plan {
+    Plan {
+        kind: "key",
+        db: None,
+        key: None,
+        namespace: String::new(),
+        rules: Vec::new(),
+        severity: Severity::Warn,
+        type_name: String::new(),
+        encoding_before: String::new(),
+        scheme,
+        buckets: 0,
+        key_pattern: String::new(),
+        bucket_by: String::new(),
+        hash_tag_pattern: String::new(),
+        hash_tag_cost: String::new(),
+        elements: 0,
+        per_bucket: 0,
+        max_per_bucket: 0,
+        limit: BucketLimit {
+            name: String::new(),
+            value: 0,
+        },
+        headroom: 0.0,
+        encoding_after: String::new(),
+        note: None,
+        memory_before: 0,
+        memory_after: 0,
+        keyspace_before: 0,
+        keyspace_after: 0,
+        saved: 0,
+        hash_tag_memory_after: 0,
+        latency: String::new(),
+        migration: Vec::new(),
+        target: String::new(),
+    }
+}
+
+/// Hash, set, sorted set, stream: buckets by a hash of the member.
+fn buckets(split: &Split<'_>, cfg: &RuleConfig, name: &str) -> (Plan, u64) {
+    let s = &split.shape;
+    let scheme = if split.kind == TypeKind::Stream {
+        Scheme::StreamSplit
+    } else {
+        Scheme::HashBuckets
+    };
+    let (limit, note) = match compact_limit(split) {
+        Ok(limit) => (limit, None),
+        Err(why) => (
+            BucketLimit {
+                name: "big-collection.warn".into(),
+                value: cfg.big_collection.warn,
+            },
+            (!why.is_empty()).then_some(why),
+        ),
+    };
+    let n = sizing::buckets_for(s.count, mean_per_bucket(limit.value)).max(buckets_for_bytes(s, cfg));
+    let (memory_after, keyspace_after) = split.spread(n, 0);
+    let (tagged, _) = split.spread(n, 2);
+    let per_bucket = s.count.div_ceil(n);
+    let max = expected_max(s.count, n);
+    let member = match split.kind {
+        TypeKind::Hash => "field",
+        TypeKind::Stream => "entity id of the entry",
+        _ => "member",
+    };
+    let plan = Plan {
+        buckets: n,
+        key_pattern: format!("{name}:<0..{}>", n - 1),
+        bucket_by: format!("CRC32 of the {member} modulo {n}"),
+        elements: s.count,
+        per_bucket,
+        max_per_bucket: max,
+        headroom: sizing::headroom(s.count, n, limit.value),
+        encoding_after: split.encoding(per_bucket).as_str().to_string(),
+        limit,
+        note,
+        memory_after,
+        keyspace_after,
+        latency: latency(split.kind, s.count, per_bucket, n),
+        ..blank(scheme)
+    };
+    (plan, tagged)
+}
+
+/// Lists: consecutive index (or time) ranges, filled one after another.
+fn lists(split: &Split<'_>, cfg: &RuleConfig, name: &str) -> (Plan, u64) {
+    let s = &split.shape;
+    let warn = cfg.big_collection.warn;
+    let size = ((warn as f64 / (1.0 + GROWTH)) as u64).max(1);
+    let by_bytes = buckets_for_bytes(s, cfg);
+    let size = if by_bytes > s.count.div_ceil(size) {
+        s.count.div_ceil(by_bytes).max(1)
+    } else {
+        size
+    };
+    let n = s.count.div_ceil(size).max(2);
+    let size = size.min(s.count.div_ceil(n)).max(1);
+    let (memory_after, keyspace_after) = split.ranges(n, size, 0);
+    let (tagged, _) = split.ranges(n, size, 2);
+    let plan = Plan {
+        buckets: n,
+        key_pattern: format!("{name}:<0..{}>", n - 1),
+        bucket_by: format!(
+            "element index / {size} (or a time range, one key per hour or day), appending to the newest range"
+        ),
+        elements: s.count,
+        per_bucket: size,
+        max_per_bucket: size,
+        // New elements open new ranges: a full range never grows.
+        headroom: warn as f64 / size as f64 - 1.0,
+        encoding_after: split.encoding(size).as_str().to_string(),
+        limit: BucketLimit {
+            name: "big-collection.warn".into(),
+            value: warn,
+        },
+        note: None,
+        memory_after,
+        keyspace_after,
+        latency: latency(TypeKind::List, s.count, size, n),
+        ..blank(Scheme::ListRanges)
+    };
+    (plan, tagged)
+}
+
+/// Strings: parts under big-string's warn level.
+fn strings(split: &Split<'_>, cfg: &RuleConfig, name: &str) -> (Plan, u64) {
+    let len = split.shape.count;
+    let warn = cfg.big_string.warn.0;
+    let size = ((warn as f64 / (1.0 + GROWTH)) as u64).max(1);
+    let n = len.div_ceil(size).max(2);
+    let size = size.min(len.div_ceil(n)).max(1);
+    let (memory_after, keyspace_after) = split.ranges(n, size, 0);
+    let (tagged, _) = split.ranges(n, size, 2);
+    let plan = Plan {
+        buckets: n,
+        key_pattern: format!("{name}:<0..{}>", n - 1),
+        bucket_by: format!(
+            "bytes [i*{size}, (i+1)*{size}) go to part i; read them back with MGET (or, for piecewise reads, HSET {name} <i> <part> and HGET the parts needed: one key, still big by bytes)"
+        ),
+        elements: len,
+        per_bucket: size,
+        max_per_bucket: size,
+        headroom: warn as f64 / size as f64 - 1.0,
+        encoding_after: split.encoding(size).as_str().to_string(),
+        limit: BucketLimit {
+            name: "big-string.warn".into(),
+            value: warn,
+        },
+        note: None,
+        memory_after,
+        keyspace_after,
+        latency: latency(TypeKind::String, len, size, n),
+        ..blank(Scheme::StringParts)
+    };
+    (plan, tagged)
+}
+
+/// The per-command effect, in words.
+fn latency(kind: TypeKind, count: u64, per_bucket: u64, buckets: u64) -> String {
+    let (all, per, n) = (text::count(count), text::count(per_bucket), text::count(buckets));
+    match kind {
+        TypeKind::Hash => format!(
+            "HGETALL, HSCAN, HKEYS and deleting now touch {all} fields at once; after, one bucket holds ~{per}: HGET/HSET/HDEL go to one bucket (O(1), or a scan of a small listpack), reading every field takes {n} HGETALLs (pipeline them)"
+        ),
+        TypeKind::Set => format!(
+            "SMEMBERS, SSCAN and deleting now touch {all} members at once; after, ~{per} per bucket: SADD/SREM/SISMEMBER go to one bucket, SCARD is the sum of {n} SCARDs, SINTER/SUNION across buckets move to the client"
+        ),
+        TypeKind::ZSet => format!(
+            "ZRANGE 0 -1, ZSCAN and deleting now touch {all} members at once; after, ~{per} per bucket: ZADD/ZSCORE/ZREM go to one bucket, but ranks (ZRANGE by rank, ZREVRANK) no longer span buckets: merge the {n} buckets' ranges on the client, or keep a ranking trimmed to what is read"
+        ),
+        TypeKind::Stream => format!(
+            "XRANGE - + and deleting now touch {all} entries at once; after, ~{per} per stream: XADD goes to one stream, readers XREAD the {n} streams (one call, several keys)"
+        ),
+        TypeKind::List => format!(
+            "LRANGE 0 -1, LREM, LINDEX far from the ends and deleting now walk {all} elements; after, ranges of {per}: LPUSH/RPUSH touch the newest range, LINDEX i goes to range i/{per}, LLEN is the sum of {n} LLENs"
+        ),
+        TypeKind::String => format!(
+            "GET, SET and deleting now copy {} at once, blocking the thread and the link; after, {n} parts of {}: MGET them in batches (pipelined) and read only the parts needed",
+            text::bytes(count),
+            text::bytes(per_bucket)
+        ),
+        _ => String::new(),
+    }
+}

@@ -1,0 +1,255 @@
+//! Split and bucketing plans (docs/advisor.md): for every big key the
+//! audit lists at warn or crit (big-string, big-collection,
+//! big-value-bytes) and every small-key-sprawl namespace, how to split it,
+//! into how many keys, under which names, what the keys would cost on the
+//! target server, and how to migrate without blocking it.
+//!
+//! Plans come from what the analysis already kept (no second pass): the
+//! listed rule hits carry the value's [`Shape`](rdblens_memory::Shape) and
+//! the sprawl tallies the listpack entries of every key; the memory model
+//! ([`rdblens_memory::price_part`]) prices the buckets.
+//!
+//! ```no_run
+//! # fn get() -> rdblens_analysis::Summary { unimplemented!() }
+//! let summary = get();
+//! let audit = rdblens_audit::audit(&summary);
+//! let target = rdblens_advice::target_for(&summary, None, &[]);
+//! let plans = rdblens_advice::plans(&summary, &audit, &target);
+//! print!("{}", rdblens_advice::text::render(&plans));
+//! ```
+
+mod keys;
+mod migrate;
+pub mod sizing;
+mod sprawl;
+pub mod text;
+
+use std::collections::BTreeMap;
+
+use rdblens_analysis::rules::{RuleId, Severity};
+use rdblens_analysis::{KeyName, Summary};
+use rdblens_audit::{Audit, Scope};
+use rdblens_memory::Profile;
+use serde::Serialize;
+
+/// How a key or namespace is split.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Scheme {
+    /// Hash, set or sorted set: bucket = hash of the field/member modulo N.
+    HashBuckets,
+    /// List that keeps its order: consecutive index (or time) ranges.
+    ListRanges,
+    /// String: N parts of consecutive bytes, read back with MGET.
+    StringParts,
+    /// Stream: N streams, by a hash of the producer's entity id.
+    StreamSplit,
+    /// Small strings of a namespace folded into hashes of ~100 fields.
+    NamespaceHashes,
+}
+
+impl Scheme {
+    pub fn name(self) -> &'static str {
+        match self {
+            Scheme::HashBuckets => "hash-buckets",
+            Scheme::ListRanges => "list-ranges",
+            Scheme::StringParts => "string-parts",
+            Scheme::StreamSplit => "stream-split",
+            Scheme::NamespaceHashes => "namespace-hashes",
+        }
+    }
+}
+
+/// The compact-encoding limit the buckets are sized against.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct BucketLimit {
+    /// The config directive (`hash-max-listpack-entries`), or the design
+    /// rule (`big-collection.warn`) when no compact encoding is possible.
+    pub name: String,
+    pub value: u64,
+}
+
+/// One plan.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Plan {
+    /// `key` or `namespace`.
+    pub kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub db: Option<u64>,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub key: Option<KeyName>,
+    /// The key's namespace (first segment), or the namespace planned.
+    pub namespace: String,
+    /// The findings this plan answers.
+    pub rules: Vec<RuleId>,
+    pub severity: Severity,
+    #[serde(rename = "type")]
+    pub type_name: String,
+    pub encoding_before: String,
+    pub scheme: Scheme,
+    /// N.
+    pub buckets: u64,
+    /// Names of the new keys: `<0..N-1>` stands for the bucket number.
+    pub key_pattern: String,
+    /// How an element finds its bucket.
+    pub bucket_by: String,
+    /// The variant that keeps every bucket in one cluster slot.
+    pub hash_tag_pattern: String,
+    pub hash_tag_cost: String,
+    /// Elements (string: bytes) now, per bucket on average, and in the
+    /// fullest bucket to expect (mean plus 3 standard deviations).
+    pub elements: u64,
+    pub per_bucket: u64,
+    pub max_per_bucket: u64,
+    pub limit: BucketLimit,
+    /// Growth the buckets absorb before the fullest reaches the limit
+    /// (0.25 = 25% more elements).
+    pub headroom: f64,
+    pub encoding_after: String,
+    /// Why the buckets cannot be compact, or what config they need.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// MEMORY USAGE of the key(s) now, and of the new keys (sum).
+    pub memory_before: u64,
+    pub memory_after: u64,
+    /// Keyspace overhead MEMORY USAGE leaves out (dict buckets, expires
+    /// entries), now and for the new keys.
+    pub keyspace_before: u64,
+    pub keyspace_after: u64,
+    /// Memory given back: before minus after, keyspace included (negative:
+    /// the split costs memory).
+    pub saved: i64,
+    /// `memory_after` with the hash-tag names (2 bytes longer).
+    pub hash_tag_memory_after: u64,
+    pub latency: String,
+    pub migration: Vec<String>,
+    pub target: String,
+}
+
+/// Plans of one namespace, summed.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Totals {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    pub plans: u64,
+    pub memory_before: u64,
+    pub memory_after: u64,
+    pub keyspace_before: u64,
+    pub keyspace_after: u64,
+    pub saved: i64,
+}
+
+impl Totals {
+    fn add(&mut self, p: &Plan) {
+        self.plans += 1;
+        self.memory_before += p.memory_before;
+        self.memory_after += p.memory_after;
+        self.keyspace_before += p.keyspace_before;
+        self.keyspace_after += p.keyspace_after;
+        self.saved += p.saved;
+    }
+}
+
+/// Every plan, with totals per namespace and overall.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Plans {
+    /// The server the memory is estimated for.
+    pub target: String,
+    /// Big keys first (most severe, then most memory), then namespaces.
+    pub plans: Vec<Plan>,
+    /// Most memory saved first.
+    pub namespaces: Vec<Totals>,
+    pub total: Totals,
+}
+
+/// The target the plans are priced for: the profile the first file was
+/// estimated with (by name) and the allocator quantum it assumed (given
+/// with `--jemalloc-quantum` or detected), unless `quantum` overrides it,
+/// with the compact-encoding limits given (the ones the analysis ran with).
+pub fn target_for(summary: &Summary, quantum: Option<u64>, config: &[(String, String)]) -> Profile {
+    let mut profile = summary
+        .files
+        .first()
+        .and_then(|f| Profile::parse_target(&f.profile).ok())
+        .unwrap_or_else(|| {
+            Profile::new(
+                rdblens_memory::Family::Redis,
+                rdblens_memory::ServerVersion::new(7, 2, 0),
+                8,
+            )
+        });
+    let assumed = summary
+        .files
+        .first()
+        .and_then(|f| f.allocator.as_ref())
+        .map(|a| a.quantum);
+    if let Some(q) = quantum.or(assumed) {
+        profile.quantum = q;
+    }
+    for (name, value) in config {
+        // Unknown names are not limits; the CLI validated the values.
+        let _ = profile.limits.set(name, value);
+    }
+    profile
+}
+
+/// The big-key rules a key (db, name) broke, and the worst severity.
+type RulesByKey<'a> = BTreeMap<(u64, &'a [u8]), (Vec<RuleId>, Severity)>;
+
+/// The plans for the findings of `audit` (made from `summary`).
+pub fn plans(summary: &Summary, audit: &Audit, target: &Profile) -> Plans {
+    let mut by_key: RulesByKey = BTreeMap::new();
+    let mut order = Vec::new();
+    let mut namespaces = Vec::new();
+    for f in &audit.findings {
+        match &f.scope {
+            Scope::Key { db, key }
+                if rdblens_analysis::acc::rules::SHAPED_RULES.contains(&f.rule)
+                    && f.severity >= Severity::Warn =>
+            {
+                let slot = by_key.entry((*db, key.as_bytes())).or_insert_with(|| {
+                    order.push((*db, key.as_bytes()));
+                    (Vec::new(), f.severity)
+                });
+                slot.0.push(f.rule);
+                slot.1 = slot.1.max(f.severity);
+            }
+            Scope::Namespace { namespace } if f.rule == RuleId::SmallKeySprawl => {
+                namespaces.push((namespace.clone(), f.severity));
+            }
+            _ => {}
+        }
+    }
+    let mut plans = Vec::new();
+    for id in order {
+        let (rules, severity) = &by_key[&id];
+        if let Some(p) = keys::plan(summary, target, id, rules, *severity) {
+            plans.push(p);
+        }
+    }
+    for (ns, severity) in namespaces {
+        if let Some(p) = sprawl::plan(summary, target, &ns, severity) {
+            plans.push(p);
+        }
+    }
+    let mut total = Totals::default();
+    let mut per_ns: BTreeMap<String, Totals> = BTreeMap::new();
+    for p in &plans {
+        total.add(p);
+        per_ns
+            .entry(p.namespace.clone())
+            .or_insert_with(|| Totals {
+                namespace: Some(p.namespace.clone()),
+                ..Totals::default()
+            })
+            .add(p);
+    }
+    let mut namespaces: Vec<Totals> = per_ns.into_values().collect();
+    namespaces.sort_by(|a, b| b.saved.cmp(&a.saved).then_with(|| a.namespace.cmp(&b.namespace)));
+    Plans {
+        target: target.name(),
+        plans,
+        namespaces,
+        total,
+    }
+}

@@ -1,0 +1,263 @@
+//! A value's shape: the sums its estimate was made of (element count,
+//! longest element, listpack and allocation sums, quicklist nodes, stream
+//! parts), kept so that the same elements can be priced again split over
+//! several smaller keys (the split advisor, rdblens-advice). A part of `k`
+//! of the value's `count` elements gets `k / count` of every sum: the
+//! elements are assumed alike, which is what bucketing by a hash of the
+//! member makes true on average.
+
+use rdblens_parser::{TypeKind, ValueType};
+use serde::{Deserialize, Serialize};
+
+use crate::compact::LP_EMPTY;
+use crate::model::stream::StreamFacts;
+use crate::model::{self, Ctx};
+use crate::rules::Rules;
+use crate::visitor::{Facts, ListFacts, StringFacts};
+use crate::{Estimate, Profile};
+
+/// The sums of one value (see the module comment). Strings keep only their
+/// length; every other field is 0 for them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shape {
+    /// Members, pairs, list elements or stream entries; a string's length.
+    pub count: u64,
+    /// Longest member, field or value.
+    pub max_len: u64,
+    /// Bytes of the listpack entries that would hold every element (hash:
+    /// field and value; zset: member and score), header excluded.
+    pub listpack_entries: u64,
+    /// Every member is an integer (intset candidate), and the widest width.
+    pub all_int: bool,
+    pub int_width: u64,
+    /// The target's per-member (set, zset, old lists) and per-pair (hash)
+    /// allocations, summed.
+    pub member_alloc: u64,
+    pub pair_alloc: u64,
+    /// Valkey 9 skiplist nodes, expected bytes (rounded).
+    pub zsl_nodes: u64,
+    /// A string that loads as an `int` object.
+    pub string_int: bool,
+    /// Quicklist nodes and their bytes (rounded / as requested).
+    pub list_nodes: u64,
+    pub list_bytes_rounded: u64,
+    pub list_bytes_raw: u64,
+    /// Stream listpacks (raw / rounded), rax and consumer groups.
+    pub stream_lp_raw: u64,
+    pub stream_lp_rounded: u64,
+    pub stream_tree_usage: u64,
+    pub stream_tree_allocated: u64,
+    pub stream_groups: u64,
+}
+
+impl Shape {
+    pub(crate) fn of(facts: &Facts, kind: TypeKind) -> Shape {
+        let compact = match (kind, facts.blob) {
+            // A stored listpack the target keeps: its entries were not summed.
+            (_, Some((rdblens_parser::NodeKind::Listpack, bytes))) if facts.lp_bytes == LP_EMPTY => bytes,
+            _ => facts.lp_bytes,
+        };
+        let stream = facts.stream.clone().unwrap_or_default();
+        Shape {
+            count: match facts.string {
+                Some(s) => s.len,
+                None => facts.count,
+            },
+            max_len: facts.max_len,
+            listpack_entries: compact.saturating_sub(LP_EMPTY),
+            all_int: facts.all_int && facts.count > 0,
+            int_width: facts.int_width,
+            member_alloc: facts.member_alloc,
+            pair_alloc: facts.pair_alloc,
+            zsl_nodes: facts.zsl_nodes.round() as u64,
+            string_int: facts.string.is_some_and(|s| s.int),
+            list_nodes: facts.list.nodes,
+            list_bytes_rounded: facts.list.bytes_rounded,
+            list_bytes_raw: facts.list.bytes_raw,
+            stream_lp_raw: stream.lp_raw,
+            stream_lp_rounded: stream.lp_rounded,
+            stream_tree_usage: stream.tree_usage,
+            stream_tree_allocated: stream.tree_allocated,
+            stream_groups: stream.groups,
+        }
+    }
+}
+
+/// Share `k / n` of a sum, rounded.
+fn share(sum: u64, k: u64, n: u64) -> u64 {
+    if n == 0 {
+        return 0;
+    }
+    ((sum as u128 * k as u128 + n as u128 / 2) / n as u128) as u64
+}
+
+/// What `profile`'s server would hold for a key named with `key_len` bytes
+/// holding `part` of the `shape`'s `count` elements (a string: `part`
+/// bytes), built with ordinary write commands (HSET, SADD, ZADD, RPUSH,
+/// SET): the encoding follows the target's limits as if the part had been
+/// loaded from a dump. Module and array values have no model (`memory` is
+/// `None`).
+pub fn price_part(
+    profile: &Profile,
+    kind: TypeKind,
+    shape: &Shape,
+    part: u64,
+    key_len: u64,
+    ttl: bool,
+) -> Estimate {
+    let rules = Rules::for_profile(profile);
+    let n = shape.count;
+    let s = |sum| share(sum, part, n);
+    let mut facts = Facts {
+        count: part,
+        max_len: shape.max_len,
+        lp_bytes: LP_EMPTY + s(shape.listpack_entries),
+        lpex_bytes: LP_EMPTY,
+        all_int: shape.all_int,
+        int_width: shape.int_width.max(2),
+        member_alloc: s(shape.member_alloc),
+        zsl_nodes: share(shape.zsl_nodes, part, n) as f64,
+        pair_alloc: s(shape.pair_alloc),
+        ..Facts::default()
+    };
+    // Targets before 7.0: the ziplist is about as long as the listpack
+    // (one prevlen byte instead of one back-length byte per entry).
+    facts.zl.bytes = crate::compact::ZL_EMPTY + s(shape.listpack_entries);
+    let value_type = match kind {
+        TypeKind::String => {
+            facts.string = Some(StringFacts {
+                len: part,
+                int: shape.string_int,
+            });
+            ValueType::String
+        }
+        TypeKind::List => {
+            let nodes = s(shape.list_nodes).max(1);
+            facts.list = ListFacts {
+                nodes,
+                bytes_rounded: s(shape.list_bytes_rounded),
+                bytes_raw: s(shape.list_bytes_raw),
+                elements: part,
+                // Several nodes: no single-node listpack conversion.
+                first: None,
+                compressed_delta: 0,
+            };
+            ValueType::ListQuicklist2
+        }
+        TypeKind::Set => ValueType::Set,
+        TypeKind::ZSet => ValueType::ZSet2,
+        TypeKind::Hash => {
+            if shape.max_len > profile.limits.hash_max_listpack_value {
+                // Built with HSET: converted at the first long pair.
+                facts.first_long_pair = Some(0);
+            }
+            ValueType::Hash
+        }
+        TypeKind::Stream => {
+            facts.stream = Some(StreamFacts {
+                lp_raw: s(shape.stream_lp_raw),
+                lp_rounded: s(shape.stream_lp_rounded),
+                tree_usage: s(shape.stream_tree_usage),
+                tree_allocated: s(shape.stream_tree_allocated),
+                groups: s(shape.stream_groups),
+            });
+            ValueType::StreamListpacks3
+        }
+        TypeKind::Module | TypeKind::Array => {
+            facts.module = true;
+            ValueType::Module2
+        }
+    };
+    let ctx = Ctx {
+        rules: &rules,
+        limits: &profile.limits,
+        value_type,
+        key_len,
+        ttl,
+        header: model::object_header(&rules, key_len, ttl),
+    };
+    let value = model::value(&facts, &ctx);
+    Estimate {
+        encoding: value.encoding,
+        memory: value.object.map(|o| model::memory_usage(o, &ctx)),
+        compact_memory: value.compact.map(|o| model::memory_usage(o, &ctx)),
+        keyspace_overhead: model::keyspace::overhead(&ctx),
+        bucket_share: model::keyspace::bucket_share(&ctx),
+        allocator_slack: model::allocator_slack(&facts, value.encoding, &ctx),
+        shape: Shape::default(),
+    }
+}
+
+/// What a key named with `key_len` bytes costs the keyspace beyond
+/// `MEMORY USAGE` on `profile`'s server (memory-model.md §6).
+pub fn keyspace_overhead(profile: &Profile, key_len: u64, ttl: bool) -> u64 {
+    let rules = Rules::for_profile(profile);
+    let ctx = Ctx {
+        rules: &rules,
+        limits: &profile.limits,
+        value_type: ValueType::String,
+        key_len,
+        ttl,
+        header: model::object_header(&rules, key_len, ttl),
+    };
+    model::keyspace::overhead(&ctx)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Family, ServerVersion};
+
+    fn redis70() -> Profile {
+        Profile::new(Family::Redis, ServerVersion::new(7, 0, 15), 8)
+    }
+
+    #[test]
+    fn a_part_within_the_limits_is_compact() {
+        // 1,000 integer members of width 2: 100 of them are an intset of
+        // 8 + 200 bytes (rounded to 224) plus a 16-byte robj, a 4-byte key
+        // "s:17" (sdshdr8: 8 bytes) and the 24-byte entry.
+        let shape = Shape {
+            count: 1000,
+            max_len: 3,
+            all_int: true,
+            int_width: 2,
+            ..Shape::default()
+        };
+        let e = price_part(&redis70(), TypeKind::Set, &shape, 100, 4, false);
+        assert_eq!(e.encoding, crate::Encoding::Intset);
+        assert_eq!(e.memory, Some(16 + 224 + 8 + 24));
+        let e = price_part(&redis70(), TypeKind::Set, &shape, 600, 4, false);
+        assert_eq!(e.encoding, crate::Encoding::Hashtable);
+    }
+
+    #[test]
+    fn long_members_keep_a_hash_in_a_table() {
+        let shape = Shape {
+            count: 1000,
+            max_len: 100,
+            listpack_entries: 1000 * 110,
+            pair_alloc: 1000 * 160,
+            ..Shape::default()
+        };
+        let e = price_part(&redis70(), TypeKind::Hash, &shape, 10, 4, false);
+        assert_eq!(e.encoding, crate::Encoding::Hashtable);
+        let short = Shape { max_len: 60, ..shape };
+        let e = price_part(&redis70(), TypeKind::Hash, &short, 10, 4, false);
+        assert_eq!(e.encoding, crate::Encoding::Listpack);
+        // 7 + 1,100 entry bytes -> 1,280; robj 16, key 8, entry 24.
+        assert_eq!(e.memory, Some(1280 + 16 + 8 + 24));
+    }
+
+    #[test]
+    fn string_parts_are_raw_strings() {
+        let shape = Shape {
+            count: 100_000,
+            ..Shape::default()
+        };
+        let e = price_part(&redis70(), TypeKind::String, &shape, 8192, 10, false);
+        assert_eq!(e.encoding, crate::Encoding::Raw);
+        // sdshdr16 (5 + 8192 + 1) -> 10,240; robj 16; key sds 16; entry 24.
+        assert_eq!(e.memory, Some(10_240 + 16 + 16 + 24));
+    }
+}

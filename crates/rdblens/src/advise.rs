@@ -1,0 +1,95 @@
+//! `rdblens advise`: the split plans alone (docs/advisor.md), as text or
+//! JSON, from the same analysis and rule settings as `report`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{bail, Result};
+use clap::Args;
+use rdblens_analysis::Options;
+
+use crate::common::{FilterArgs, ModelArgs};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Table,
+    Json,
+}
+
+#[derive(Args, Debug)]
+pub struct AdviseArgs {
+    /// Dump files (several: one combined analysis).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    /// Namespace separator.
+    #[arg(long, default_value = ":")]
+    pub separator: String,
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Design-rule settings: a TOML rules file (thresholds, caps; docs/audit.md).
+    #[arg(long, value_name = "FILE")]
+    pub rules: Option<PathBuf>,
+    /// Override one rule setting, e.g. big-collection.warn=2000 (repeatable; wins over --rules).
+    #[arg(long = "set", value_name = "RULE.FIELD=VALUE")]
+    pub set: Vec<String>,
+    /// Write the plans here instead of standard output.
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
+    /// No progress output.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+fn options(args: &AdviseArgs) -> Result<Options> {
+    crate::input::refuse_repeated_inputs(&args.files)?;
+    let inputs = args.files.iter().chain(&args.model.config).chain(&args.rules);
+    crate::output::refuse_input_as_output(args.output.as_deref(), inputs.map(|p| p.as_path()))?;
+    let separator = match args.separator.as_bytes() {
+        [b] => *b,
+        _ => bail!("--separator must be a single byte, got {:?}", args.separator),
+    };
+    let base = args.model.options(args.filter.filter()?)?;
+    let rules = rdblens_audit::load(args.rules.as_deref(), &base.config, &args.set)?;
+    Ok(Options {
+        separator,
+        rules,
+        ..base
+    })
+}
+
+/// The plans as text or JSON.
+fn run(args: &AdviseArgs, opts: &Options) -> Result<rdblens_analysis::Summary> {
+    let summary = crate::analyze::analyze_files(&args.files, &[], opts, args.quiet)?;
+    let target = rdblens_advice::target_for(&summary, opts.quantum, &opts.config);
+    let audit = rdblens_audit::audit(&summary);
+    let plans = rdblens_advice::plans(&summary, &audit, &target);
+    let text = match args.format {
+        Format::Json => serde_json::to_string_pretty(&plans)?,
+        Format::Table => rdblens_advice::text::render(&plans),
+    };
+    crate::report::write_text(args.output.as_deref(), &text)?;
+    Ok(summary)
+}
+
+pub fn command(args: &AdviseArgs) -> ExitCode {
+    let opts = match options(args) {
+        Ok(o) => o,
+        Err(e) => return crate::fail(&e, crate::EXIT_USAGE),
+    };
+    match run(args, &opts) {
+        Ok(summary) => {
+            let problems = crate::input_problems(&summary.files);
+            if problems || summary.keys.damaged_keys > 0 {
+                ExitCode::from(crate::EXIT_BAD_INPUT)
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+        Err(e) => crate::fail(&e, crate::EXIT_BAD_INPUT),
+    }
+}
