@@ -92,6 +92,11 @@ fn diff_and_merge_and_config_inputs_are_protected_too() {
         .assert()
         .code(2)
         .stderr(refusal(&dump, &dump));
+    rdblens()
+        .args(["advise", d, "-o", d])
+        .assert()
+        .code(2)
+        .stderr(refusal(&dump, &dump));
     let conf = dir.path().join("redis.conf");
     fs::write(&conf, "hash-max-listpack-entries 128\n").unwrap();
     let c = conf.to_str().unwrap();
