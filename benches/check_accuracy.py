@@ -3,7 +3,7 @@
 
     python3 benches/check_accuracy.py DUMP ORACLE [--rdblens PATH] [-- EXTRA RDBLENS ARGS]
 
-ORACLE is what tools/oracle/dump-oracle.py writes: one line a key,
+ORACLE is what benches/dump_oracle.py writes: one line a key,
 db TAB hex(key) TAB type TAB encoding TAB memory (MEMORY USAGE key SAMPLES 0
 of a server that loaded DUMP). Runs `rdblens keys --format csv DUMP` (plus
 any extra arguments, e.g. `--jemalloc-quantum 16`), joins the two by

@@ -59,7 +59,15 @@ impl Split<'_> {
     }
 
     fn encoding(&self, part: u64) -> Encoding {
-        price_part(self.target, self.kind, &self.shape, part, self.stem_len + 1, self.ttl).encoding
+        price_part(
+            self.target,
+            self.kind,
+            &self.shape,
+            part,
+            self.stem_len + 1,
+            self.ttl,
+        )
+        .encoding
     }
 
     /// Expected memory of `buckets` hash-spread buckets, with names
@@ -180,14 +188,18 @@ pub(crate) fn plan(
     };
     plan.db = Some(db);
     plan.key = Some(KeyName::new(key));
-    plan.namespace = text::namespace(namespace_of(key, summary.settings.separator), summary.settings.separator);
+    plan.namespace = text::namespace(
+        namespace_of(key, summary.settings.separator),
+        summary.settings.separator,
+    );
     plan.rules = rules.to_vec();
     plan.severity = severity;
     plan.type_name = hit.type_name.clone();
     plan.encoding_before = hit.encoding.clone();
     plan.memory_before = hit.memory;
     plan.keyspace_before = keyspace_overhead(target, key_len, ttl);
-    plan.saved = (plan.memory_before + plan.keyspace_before) as i64 - (plan.memory_after + plan.keyspace_after) as i64;
+    plan.saved =
+        (plan.memory_before + plan.keyspace_before) as i64 - (plan.memory_after + plan.keyspace_after) as i64;
     plan.target = target.name();
     plan.migration = migrate::steps(plan.scheme, &hit.type_name, &name, plan.buckets);
     match tagged {

@@ -204,7 +204,8 @@ pub fn plans(summary: &Summary, audit: &Audit, target: &Profile) -> Plans {
     for f in &audit.findings {
         match &f.scope {
             Scope::Key { db, key }
-                if rdblens_analysis::acc::rules::SHAPED_RULES.contains(&f.rule) && f.severity >= Severity::Warn =>
+                if rdblens_analysis::acc::rules::SHAPED_RULES.contains(&f.rule)
+                    && f.severity >= Severity::Warn =>
             {
                 let slot = by_key.entry((*db, key.as_bytes())).or_insert_with(|| {
                     order.push((*db, key.as_bytes()));

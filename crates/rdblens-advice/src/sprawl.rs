@@ -73,8 +73,7 @@ pub(crate) fn plan(summary: &Summary, target: &Profile, namespace: &str, severit
     let per_bucket = t.keys.div_ceil(n);
     let memory_before = t.memory.saturating_sub(t.keyspace);
     let pattern = format!("{stem}{INFIX}<0..{}>", n - 1);
-    let encoding =
-        price_part(&target, TypeKind::Hash, &shape, per_bucket, stem_len + 1, false).encoding;
+    let encoding = price_part(&target, TypeKind::Hash, &shape, per_bucket, stem_len + 1, false).encoding;
     Some(Plan {
         kind: "namespace",
         db: None,

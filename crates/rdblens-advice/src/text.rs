@@ -112,14 +112,20 @@ pub fn render(plans: &Plans) -> String {
         plans.plans.len()
     );
     if plans.plans.is_empty() {
-        let _ = writeln!(out, "  no big key at warn or crit and no small-key sprawl: nothing to split");
+        let _ = writeln!(
+            out,
+            "  no big key at warn or crit and no small-key sprawl: nothing to split"
+        );
         return out;
     }
     for p in &plans.plans {
         out.push('\n');
         block(&mut out, p);
     }
-    let _ = writeln!(out, "\nMemory saved if every plan were applied (keyspace overhead included):");
+    let _ = writeln!(
+        out,
+        "\nMemory saved if every plan were applied (keyspace overhead included):"
+    );
     let _ = writeln!(
         out,
         "  {:<24} {:>5} {:>12} {:>12} {:>12}",

@@ -33,7 +33,10 @@ fn plan_for<'p>(plans: &'p Plans, key: &str) -> &'p Plan {
     plans
         .plans
         .iter()
-        .find(|p| p.key.as_ref().map(|k| k.as_bytes()) == Some(key.as_bytes()) || p.namespace == key && p.key.is_none())
+        .find(|p| {
+            p.key.as_ref().map(|k| k.as_bytes()) == Some(key.as_bytes())
+                || p.namespace == key && p.key.is_none()
+        })
         .unwrap_or_else(|| panic!("no plan for {key}"))
 }
 
@@ -43,7 +46,15 @@ fn brief(p: &Plan) -> (String, Scheme, u64, String, u64, u64, i64) {
         Some(k) => String::from_utf8_lossy(k.as_bytes()).into_owned(),
         None => p.namespace.clone(),
     };
-    (name, p.scheme, p.buckets, p.encoding_after.clone(), p.memory_before, p.memory_after, p.saved)
+    (
+        name,
+        p.scheme,
+        p.buckets,
+        p.encoding_after.clone(),
+        p.memory_before,
+        p.memory_after,
+        p.saved,
+    )
 }
 
 #[test]
@@ -63,7 +74,13 @@ fn every_big_key_finding_at_warn_or_crit_has_a_plan() {
     wanted.dedup();
     assert_eq!(
         wanted,
-        ["big:hash:fields", "big:list:blobs", "big:list:queue", "big:set:members", "big:str:json"]
+        [
+            "big:hash:fields",
+            "big:list:blobs",
+            "big:list:queue",
+            "big:set:members",
+            "big:str:json"
+        ]
     );
     for key in &wanted {
         let p = plan_for(&plans, key);
@@ -77,25 +94,77 @@ fn every_big_key_finding_at_warn_or_crit_has_a_plan() {
         vec![
             // 12,000 string members: no set listpack on 7.0, so hash-table
             // buckets sized for big-collection (5,000) only.
-            (s("big:set:members"), Scheme::HashBuckets, 4, hashtable(), 515_200, 515_586, -443),
+            (
+                s("big:set:members"),
+                Scheme::HashBuckets,
+                4,
+                hashtable(),
+                515_200,
+                515_586,
+                -443
+            ),
             // 1,100 elements of ~1 KiB: big by bytes, two ranges.
-            (s("big:list:blobs"), Scheme::ListRanges, 2, s("quicklist"), 1_293_840, 1_293_968, -147),
+            (
+                s("big:list:blobs"),
+                Scheme::ListRanges,
+                2,
+                s("quicklist"),
+                1_293_840,
+                1_293_968,
+                -147
+            ),
             // 6,000 short fields: 17 listpacks of ~353 fields.
-            (s("big:hash:fields"), Scheme::HashBuckets, 17, s("listpack"), 305_664, 66_386, 238_286),
-            (s("big:list:queue"), Scheme::ListRanges, 2, s("quicklist"), 53_624, 53_792, -187),
-            (s("big:str:json"), Scheme::StringParts, 3, s("raw"), 20_536, 21_672, -1_260),
+            (
+                s("big:hash:fields"),
+                Scheme::HashBuckets,
+                17,
+                s("listpack"),
+                305_664,
+                66_386,
+                238_286
+            ),
+            (
+                s("big:list:queue"),
+                Scheme::ListRanges,
+                2,
+                s("quicklist"),
+                53_624,
+                53_792,
+                -187
+            ),
+            (
+                s("big:str:json"),
+                Scheme::StringParts,
+                3,
+                s("raw"),
+                20_536,
+                21_672,
+                -1_260
+            ),
         ]
     );
     let set = plan_for(&plans, "big:set:members");
-    assert!(set.note.as_deref().unwrap_or_default().contains("no compact encoding for sets of strings"));
+    assert!(set
+        .note
+        .as_deref()
+        .unwrap_or_default()
+        .contains("no compact encoding for sets of strings"));
     let hash = plan_for(&plans, "big:hash:fields");
     assert_eq!(
-        (hash.limit.name.as_str(), hash.limit.value, hash.per_bucket, hash.max_per_bucket),
+        (
+            hash.limit.name.as_str(),
+            hash.limit.value,
+            hash.per_bucket,
+            hash.max_per_bucket
+        ),
         ("hash-max-listpack-entries", 512, 353, 408)
     );
     assert_eq!(hash.key_pattern, "big:hash:fields:<0..16>");
     assert_eq!(hash.hash_tag_pattern, "{big:hash:fields}:<0..16>");
-    assert!(hash.migration.iter().any(|m| m.contains("UNLINK") && m.contains("Never DEL")));
+    assert!(hash
+        .migration
+        .iter()
+        .any(|m| m.contains("UNLINK") && m.contains("Never DEL")));
     assert_eq!(
         (plans.total.plans, plans.total.saved),
         (5, plans.plans.iter().map(|p| p.saved).sum::<i64>())
@@ -113,7 +182,15 @@ fn the_sprawl_finding_has_a_plan_close_to_the_measured_savings() {
     let p = plan_for(&plans, "sess");
     assert_eq!(
         brief(p),
-        (s("sess"), Scheme::NamespaceHashes, 100, s("listpack"), 880_000, 261_496, 806_604)
+        (
+            s("sess"),
+            Scheme::NamespaceHashes,
+            100,
+            s("listpack"),
+            880_000,
+            261_496,
+            806_604
+        )
     );
     assert_eq!((p.keyspace_before, p.keyspace_after), (190_000, 1_900));
     assert_eq!(p.key_pattern, "sess:b:<0..99>");
@@ -124,7 +201,12 @@ fn the_sprawl_finding_has_a_plan_close_to_the_measured_savings() {
     // that of 100 hashes of ~100 fields, on the real server.
     let real = 827_728.0;
     let err = (p.saved as f64 - real) / real;
-    assert!(err.abs() < 0.05, "saved {} real {real} error {:+.2}%", p.saved, err * 100.0);
+    assert!(
+        err.abs() < 0.05,
+        "saved {} real {real} error {:+.2}%",
+        p.saved,
+        err * 100.0
+    );
 }
 
 fn s(v: &str) -> String {

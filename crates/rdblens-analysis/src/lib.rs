@@ -44,4 +44,6 @@ pub use options::{Options, Progress};
 pub use ordered::{map_file_keys_in_order, map_keys_in_order, KeyItem};
 pub use pipeline::{analyze_bytes, analyze_file, profile_for};
 pub use shard::ShardStats;
-pub use summary::{AccuracyInfo, AllocatorInfo, Compression, Damage, FileInfo, KeyStats, Settings, Summary, SUMMARY_VERSION};
+pub use summary::{
+    AccuracyInfo, AllocatorInfo, Compression, Damage, FileInfo, KeyStats, Settings, Summary, SUMMARY_VERSION,
+};

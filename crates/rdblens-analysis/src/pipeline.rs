@@ -19,7 +19,9 @@ use crate::facts::KeyFacts;
 use crate::filter::KeyFilter;
 use crate::options::Options;
 use crate::release::{BatchDone, Releaser};
-use crate::summary::{AccuracyInfo, AllocatorInfo, Damage, FileInfo, KeyStats, Settings, Summary, SUMMARY_VERSION};
+use crate::summary::{
+    AccuracyInfo, AllocatorInfo, Damage, FileInfo, KeyStats, Settings, Summary, SUMMARY_VERSION,
+};
 use crate::walker::Walker;
 pub(crate) use crate::walker::{walk, WalkOutcome};
 

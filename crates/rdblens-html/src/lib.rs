@@ -8,6 +8,7 @@
 mod diff;
 mod escape;
 mod page;
+mod plans;
 mod report;
 
 pub use page::CSP;

@@ -43,6 +43,7 @@ pub fn page(d: &Value, fine_expiry: Value) -> Page {
     add("bigkeys", "Top keys", top_keys(d));
     add("expiry", "Expiry", expiry(d));
     add("findings", "Findings", findings(d));
+    add("plans", "Split plans", crate::plans::plans(d));
     add("limits", "Encoding limits", limits(d));
     add("ttl", "TTL", ttl(d));
     add("keynames", "Key names", key_names(d));
@@ -104,13 +105,11 @@ pub fn fine_expiry(h: &ExpiryHistogram, report: &Value) -> Value {
     if coarse > stored {
         for &(start, end) in &windows {
             let width = stored * ((end - start) / stored / CLUSTER_BUCKETS + 1);
-            let mut fine: std::collections::BTreeMap<i64, (u64, u64)> = Default::default();
-            for (t, b) in h.buckets_in(start..end) {
-                let e = fine.entry(t.div_euclid(width) * width).or_default();
-                e.0 += b.keys;
-                e.1 += b.memory;
-            }
-            out.extend(fine.into_iter().map(|(t, (k, m))| [t, k as i64, m as i64, width]));
+            out.extend(
+                h.rebucket_range(width, start, end)
+                    .into_iter()
+                    .map(|(t, b)| [t, b.keys as i64, b.memory as i64, width]),
+            );
         }
         out.sort_unstable();
     }
@@ -168,6 +167,7 @@ fn overview(d: &Value) -> String {
             Col("server", false),
             Col("checksum", false),
             Col("estimated for", false),
+            Col("model accuracy", false),
             Col("keys", true),
             Col("snapshot time", false),
         ],
@@ -196,6 +196,14 @@ fn overview(d: &Value) -> String {
                 html(checksum)
             ),
             text(s(f, "profile")),
+            match f.get("accuracy").filter(|a| !a.is_null()) {
+                Some(a) => format!(
+                    "<td><span class=\"pill {}\">{}</span></td>",
+                    if s(a, "level") == "verified" { "ok" } else { "info" },
+                    html(s(a, "level"))
+                ),
+                None => text("-"),
+            },
             count_cell(u(f, "keys")),
             text(&ctime),
         ]);
@@ -203,7 +211,23 @@ fn overview(d: &Value) -> String {
     out.push_str(&files.finish());
 
     let mut notes = String::new();
+    let mut said: Vec<String> = Vec::new();
     for f in arr(d, "files") {
+        // The memory model's assumptions, once per distinct statement.
+        for line in [
+            f.get("allocator")
+                .map(|a| format!("Allocator {}", s(a, "description"))),
+            f.get("accuracy")
+                .map(|a| format!("Accuracy: {}", s(a, "statement"))),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            if !said.contains(&line) {
+                notes.push_str(&format!("<li>{}</li>", html(&line)));
+                said.push(line);
+            }
+        }
         if let Some(inc) = f.get("incomplete").filter(|v| !v.is_null()) {
             notes.push_str(&format!(
                 "<li class=\"crit\">{}: incomplete: {}</li>",
@@ -652,16 +676,18 @@ fn expiry(d: &Value) -> Option<String> {
             &[
                 Col("from (UTC)", false),
                 Col("to", false),
+                Col("found at", true),
                 Col("keys", true),
                 Col("memory", true),
                 Col("share of expiring", true),
                 Col("namespaces", false),
+                Col("what it means", false),
             ],
             false,
             false,
         );
         for (n, c) in clusters.iter().enumerate() {
-            let namespaces: Vec<String> = arr(c, "namespaces")
+            let mut namespaces: Vec<String> = arr(c, "namespaces")
                 .iter()
                 .map(|pair| {
                     let name = pair.get(0).and_then(Value::as_str).unwrap_or("");
@@ -673,16 +699,26 @@ fn expiry(d: &Value) -> Option<String> {
                     )
                 })
                 .collect();
+            if u(c, "other_keys") > 0 {
+                namespaces.push(format!("(other) ({})", count(u(c, "other_keys"))));
+            }
+            // The table report's words for the peak rate, active expiry and jitter.
+            let figures = serde_json::from_value(c.clone())
+                .map(|cluster| rdblens_report::table::cluster_figures(&cluster))
+                .unwrap_or_default();
             let share = c.get("share").and_then(Value::as_f64).unwrap_or(0.0);
+            let resolution = i(c, "resolution_ms");
             t.row_with(
                 &format!(" id=\"cluster-{n}\" data-keys=\"{}\"", u(c, "keys")),
                 &[
                     num(i(c, "start_ms"), &rdblens_report::format::utc(i(c, "start_ms"))),
                     num(i(c, "end_ms"), &rdblens_report::format::utc(i(c, "end_ms"))),
+                    num(resolution, &rdblens_report::format::duration(resolution)),
                     count_cell(u(c, "keys")),
                     bytes_cell(u(c, "memory")),
                     num(share, &format!("{:.1}%", share * 100.0)),
                     text(&namespaces.join(", ")),
+                    format!("<td class=\"muted small\">{}</td>", html(&figures)),
                 ],
             );
         }

@@ -129,10 +129,15 @@ mod tests {
     fn lines_with_and_without_fixtures() {
         let a = of(Family::Redis, 7, 0);
         assert_eq!((a.line.as_str(), a.level), ("redis-7.0", AccuracyLevel::Verified));
-        assert!(a.statement.starts_with("verified against redis-7.0.15, redis-7.0.15-debian: "));
+        assert!(a
+            .statement
+            .starts_with("verified against redis-7.0.15, redis-7.0.15-debian: "));
         let a = of(Family::Redis, 8, 2);
         assert_eq!(a.level, AccuracyLevel::Modelled);
-        assert_eq!(a.statement, "modelled from redis-8.2 source only, no fixture: errors unmeasured");
+        assert_eq!(
+            a.statement,
+            "modelled from redis-8.2 source only, no fixture: errors unmeasured"
+        );
         assert_eq!(of(Family::Redis, 3, 2).level, AccuracyLevel::EncodingsOnly);
         assert_eq!(of(Family::Valkey, 12, 0).level, AccuracyLevel::Modelled);
     }

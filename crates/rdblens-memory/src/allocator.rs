@@ -217,7 +217,10 @@ mod tests {
     fn a_clear_fit_picks_that_build() {
         let c = evidence(2_419_000_000, 2_350_000_000.0, 2_418_000_000.0).decide();
         assert_eq!((c.quantum, c.basis), (16, Basis::UsedMem));
-        assert_eq!(c.reason, "used-mem matches within 0.04 % (quantum 8 would be 2.94 % off)");
+        assert_eq!(
+            c.reason,
+            "used-mem matches within 0.04 % (quantum 8 would be 2.94 % off)"
+        );
         assert_eq!(
             c.describe(),
             "assumed: system jemalloc, quantum 16: used-mem matches within 0.04 % (quantum 8 would be \

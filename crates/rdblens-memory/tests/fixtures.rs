@@ -269,7 +269,10 @@ fn compress_depth_shrinks_interior_nodes() {
 /// folders this test checks: a line is "verified" only with a folder here.
 #[test]
 fn accuracy_statements_name_the_fixture_folders() {
-    let mut folders: Vec<String> = support::fixture_files().iter().map(|f| support::folder(f)).collect();
+    let mut folders: Vec<String> = support::fixture_files()
+        .iter()
+        .map(|f| support::folder(f))
+        .collect();
     folders.sort();
     folders.dedup();
     let mut named: Vec<String> = rdblens_memory::verified_fixtures().map(String::from).collect();

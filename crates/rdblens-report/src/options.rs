@@ -107,7 +107,11 @@ pub const AUTO_BARS: i64 = 60;
 
 impl ReportOptions {
     /// The split plans for `s` (section `plans`).
-    pub fn plans(&self, s: &rdblens_analysis::Summary, audit: &rdblens_audit::Audit) -> rdblens_advice::Plans {
+    pub fn plans(
+        &self,
+        s: &rdblens_analysis::Summary,
+        audit: &rdblens_audit::Audit,
+    ) -> rdblens_advice::Plans {
         let target = self
             .target
             .clone()

@@ -131,14 +131,6 @@ fn overview(out: &mut String, s: &Summary, opts: &ReportOptions) {
             thousands(f.keys),
             f.profile
         );
-        // Which allocator build and how far the line's estimates are
-        // checked: the two things a reader needs to trust the figures.
-        if let Some(a) = &f.allocator {
-            let _ = writeln!(out, "  {}", a.description);
-        }
-        if let Some(a) = &f.accuracy {
-            let _ = writeln!(out, "  expected accuracy ({}): {}", a.line, a.statement);
-        }
         if let Some(d) = &f.incomplete {
             let _ = writeln!(
                 out,
@@ -148,6 +140,14 @@ fn overview(out: &mut String, s: &Summary, opts: &ReportOptions) {
         }
         for w in &f.warnings {
             let _ = writeln!(out, "WARNING: {w}");
+        }
+        // Then which allocator build and how far the line's estimates are
+        // checked: the two things a reader needs to trust the figures.
+        if let Some(a) = &f.allocator {
+            let _ = writeln!(out, "  {}", a.description);
+        }
+        if let Some(a) = &f.accuracy {
+            let _ = writeln!(out, "  expected accuracy ({}): {}", a.line, a.statement);
         }
     }
     let k = &s.keys;
@@ -601,7 +601,9 @@ pub fn render(s: &Summary, opts: &ReportOptions) -> String {
     }
     if opts.sections.contains(&Section::Plans) {
         out.push('\n');
-        out.push_str(&rdblens_advice::text::render(&opts.plans(s, &rdblens_audit::audit(s))));
+        out.push_str(&rdblens_advice::text::render(
+            &opts.plans(s, &rdblens_audit::audit(s)),
+        ));
     }
     out
 }

@@ -9,7 +9,12 @@ use clap::Args;
 use rdblens_analysis::Options;
 
 use crate::common::{FilterArgs, ModelArgs};
-use crate::report::Format;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Table,
+    Json,
+}
 
 #[derive(Args, Debug)]
 pub struct AdviseArgs {

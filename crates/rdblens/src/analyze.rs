@@ -38,11 +38,16 @@ pub fn plan(threads: usize, files: usize) -> Vec<usize> {
 /// Every file is opened and its header checked first, so an unreadable
 /// input fails the run before any work (the first one, in order, is named).
 /// `quiet` hides the progress bar (shown only for large inputs on a terminal).
-pub fn analyze_files(files: &[PathBuf], opts: &Options, quiet: bool) -> Result<Summary> {
+/// `labels` (none, or one per file) name the files in the summary instead
+/// of their paths; errors name the path.
+pub fn analyze_files(files: &[PathBuf], labels: &[String], opts: &Options, quiet: bool) -> Result<Summary> {
     let mut opened = Vec::with_capacity(files.len());
-    for path in files {
-        let name = crate::input::input_name(path);
+    for (i, path) in files.iter().enumerate() {
         let file = crate::input::open_rdb(path, opts.skip_unknown, quiet)?;
+        let name = labels
+            .get(i)
+            .cloned()
+            .unwrap_or_else(|| crate::input::input_name(path));
         opened.push((name, file));
     }
     let lanes = plan(resolve_threads(opts.threads), opened.len());

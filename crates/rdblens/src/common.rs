@@ -87,7 +87,7 @@ pub struct ModelArgs {
     /// Server to estimate memory for, e.g. redis-7.2, valkey-8.1 (default: the writer of the file).
     #[arg(long)]
     pub target: Option<String>,
-    /// jemalloc quantum of the target: 8 (bundled jemalloc) or 16 (distro libjemalloc).
+    /// jemalloc quantum of the target: 8 (bundled jemalloc) or 16 (distro libjemalloc) (default: detected from the dump's used-mem when clear, else 8).
     #[arg(long, value_parser = ["8", "16"])]
     pub jemalloc_quantum: Option<String>,
     /// Reference time for TTLs: unix seconds or ms (default: the snapshot's ctime).
@@ -290,6 +290,22 @@ pub fn target_profile(target: Option<&str>) -> Result<Option<Profile>> {
         );
     }
     Ok(Some(profile))
+}
+
+/// `--label`: none, or one per file (in order), all different.
+pub fn check_labels(labels: &[String], files: usize) -> Result<()> {
+    if !labels.is_empty() && labels.len() != files {
+        bail!(
+            "--label is given {} times for {files} files: give one per file, in order",
+            labels.len()
+        );
+    }
+    for (i, l) in labels.iter().enumerate() {
+        if labels[..i].contains(l) {
+            bail!("--label {l:?} is given twice: each file needs its own name");
+        }
+    }
+    Ok(())
 }
 
 /// A note on standard error when filters left nothing of keys that exist

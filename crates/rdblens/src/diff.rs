@@ -80,8 +80,8 @@ fn load(path: &Path, opts: &Options, quiet: bool) -> Result<SummaryFile, Summary
     if summary {
         return SummaryFile::read(path);
     }
-    let summary =
-        crate::analyze::analyze_files(&[path.to_path_buf()], opts, quiet).map_err(SummaryError::Input)?;
+    let summary = crate::analyze::analyze_files(&[path.to_path_buf()], &[], opts, quiet)
+        .map_err(SummaryError::Input)?;
     Ok(SummaryFile::new(summary, Shaping::of(opts)))
 }
 

@@ -19,7 +19,7 @@ pub struct KeyRow {
     /// redis-rdb-tools' type names (`sortedset` for zsets).
     #[serde(rename = "type")]
     pub type_name: &'static str,
-    /// The key; escaped the redis-cli way (`\xNN`) when not valid UTF-8.
+    /// The key; escaped the redis-cli way (`\xNN`) when not valid UTF-8 or when it holds control characters.
     pub key: String,
     /// Estimated memory (MEMORY USAGE); the serialized size for opaque module values.
     pub size_in_bytes: u64,
@@ -38,8 +38,11 @@ pub struct KeyRow {
     pub idle_seconds: Option<u64>,
     pub lfu_freq: Option<u8>,
     pub slot: u16,
-    /// Whether `key` was escaped (the key bytes were not valid UTF-8).
+    /// Whether `key` was escaped (the key bytes were not valid UTF-8, or held control characters).
     pub key_escaped: bool,
+    /// With several files: the file the key is in (its `--label`, or its path).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
 }
 
 /// The type column as redis-rdb-tools names it.
@@ -52,9 +55,11 @@ fn rdb_tools_type(kind: TypeKind) -> &'static str {
 
 impl KeyRow {
     pub fn from_facts(f: &KeyFacts<'_>, now_ms: i64) -> Self {
+        // Control bytes (an ANSI escape would recolour a terminal, a
+        // newline would split a line for `grep`) are escaped as well.
         let (key, key_escaped) = match std::str::from_utf8(f.key) {
-            Ok(text) => (text.to_string(), false),
-            Err(_) => (escape_bytes(f.key), true),
+            Ok(text) if !text.chars().any(char::is_control) => (text.to_string(), false),
+            _ => (escape_bytes(f.key), true),
         };
         KeyRow {
             database: f.db,
@@ -74,6 +79,7 @@ impl KeyRow {
             lfu_freq: f.lfu_freq,
             slot: f.slot,
             key_escaped,
+            file: None,
         }
     }
 }
@@ -133,8 +139,9 @@ impl<W: Write> RowWriter<W> {
     }
 
     /// The CSV header (JSON lines have none).
-    pub fn header(&mut self) -> io::Result<()> {
+    pub fn header(&mut self, with_file: bool) -> io::Result<()> {
         match self {
+            RowWriter::Csv(w) if with_file => w.write_record(COLUMNS.iter().chain(&["file"])).map_err(csv_io),
             RowWriter::Csv(w) => w.write_record(COLUMNS).map_err(csv_io),
             RowWriter::Jsonl(_) => Ok(()),
             #[cfg(feature = "parquet")]
@@ -218,6 +225,7 @@ mod tests {
             lfu_freq: Some(5),
             slot: 7,
             key_escaped: false,
+            file: None,
         }
     }
 
@@ -233,7 +241,7 @@ mod tests {
     fn csv_quotes_only_when_needed_and_jsonl_is_one_line() {
         let mut out = Vec::new();
         let mut w = RowWriter::csv(&mut out);
-        w.header().unwrap(); // ok: unit test
+        w.header(false).unwrap(); // ok: unit test
         w.write(&row("plain")).unwrap(); // ok: unit test
         w.write(&row("a,\"b\"\nc")).unwrap(); // ok: unit test
         w.flush().unwrap(); // ok: unit test
@@ -247,7 +255,7 @@ mod tests {
         assert!(lines[2].starts_with("0,sortedset,\"a,\"\"b\"\"\n"), "{text}");
         let mut out = Vec::new();
         let mut w = RowWriter::jsonl(&mut out);
-        w.header().unwrap(); // ok: unit test
+        w.header(false).unwrap(); // ok: unit test
         w.write(&row("a\nb")).unwrap(); // ok: unit test
         drop(w);
         let text = String::from_utf8(out).unwrap(); // ok: unit test

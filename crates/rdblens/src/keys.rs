@@ -26,8 +26,13 @@ pub enum KeysFormat {
 
 #[derive(Args, Debug)]
 pub struct KeysArgs {
-    /// The dump file.
-    pub file: PathBuf,
+    /// The dump files (`-` for standard input). Several: their records one
+    /// file after the other, with a `file` column naming each (its --label, or its path).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// The name of each file in the `file` column (repeatable: one per file, in order).
+    #[arg(long, value_name = "NAME")]
+    pub label: Vec<String>,
     /// Output format.
     #[arg(long, value_enum, default_value = "csv")]
     pub format: KeysFormat,
@@ -60,7 +65,12 @@ pub fn prepare(args: &KeysArgs) -> Result<Options> {
             anyhow::bail!("--format parquet writes a binary file: give -o FILE or redirect standard output");
         }
     }
-    let inputs = std::iter::once(&args.file).chain(&args.model.config);
+    if args.format == KeysFormat::Parquet && args.files.len() > 1 {
+        anyhow::bail!("--format parquet writes one file per dump: give one FILE (query the files together)");
+    }
+    crate::input::refuse_repeated_inputs(&args.files)?;
+    crate::common::check_labels(&args.label, args.files.len())?;
+    let inputs = args.files.iter().chain(&args.model.config);
     crate::output::refuse_input_as_output(args.output.as_deref(), inputs.map(|p| p.as_path()))?;
     let mut opts = args.model.options(args.filter.filter()?)?;
     opts.skip_unknown = args.skip_unknown;
@@ -70,21 +80,23 @@ pub fn prepare(args: &KeysArgs) -> Result<Options> {
 /// Damaged keys whose messages are printed; the rest are counted.
 const DAMAGE_SHOWN: usize = 10;
 
-/// What the walk found besides the records.
+/// What the walks found besides the records.
 pub struct KeysOutcome {
-    pub file: FileInfo,
+    pub files: Vec<FileInfo>,
     pub damaged: u64,
 }
 
-/// Streams the records. Damaged keys are reported on standard error as they
-/// come (the first few) and counted.
+/// Streams the records of every file, one file after the other. Damaged
+/// keys are reported on standard error as they come (the first few of each
+/// file) and counted.
 pub fn run(args: &KeysArgs, opts: &Options) -> Result<KeysOutcome> {
-    let path = &args.file;
-    let name = crate::input::input_name(path);
     // Not an RDB file: say so before writing anything (or creating --output).
-    let file = crate::input::open_rdb(path, opts.skip_unknown, args.quiet)?;
-    let progress = FilesProgress::for_bytes(file.len() as u64, args.quiet);
-    let opts = progress.options_for(opts, file.len() as u64);
+    // Streams are read (spooled) here, one after the other.
+    let mut opened = Vec::with_capacity(args.files.len());
+    for path in &args.files {
+        opened.push(crate::input::open_rdb(path, opts.skip_unknown, args.quiet)?);
+    }
+    let several = args.files.len() > 1;
     let (output, out) = Output::open(args.output.as_deref())?;
     let mut rows = match args.format {
         KeysFormat::Csv => RowWriter::csv(out),
@@ -94,42 +106,59 @@ pub fn run(args: &KeysArgs, opts: &Options) -> Result<KeysOutcome> {
         #[cfg(not(feature = "parquet"))]
         KeysFormat::Parquet => anyhow::bail!("this rdblens was built without Parquet support"),
     };
-    let mut write_error = rows.header().err();
-    let mut damaged = 0u64;
-    let mut written = 0u64;
-    let mut report_damage = |d: &Damage| {
-        damaged += 1;
-        if damaged as usize <= DAMAGE_SHOWN {
-            progress.eprintln(&format!("rdblens: {name}: damaged key skipped: {}", d.message));
-        }
+    let mut write_error = rows.header(several).err();
+    let mut outcome = KeysOutcome {
+        files: Vec::new(),
+        damaged: 0,
     };
-    let info = map_file_keys_in_order(
-        &file,
-        &name,
-        &opts,
-        |facts, settings| KeyRow::from_facts(facts, settings.now_ms),
-        |item| {
-            if write_error.is_some() {
-                return false;
+    for (i, (path, file)) in args.files.iter().zip(opened).enumerate() {
+        let name = crate::input::input_name(path);
+        let label = args.label.get(i).cloned().unwrap_or_else(|| name.clone());
+        let column = several.then_some(label.as_str());
+        let progress = FilesProgress::for_bytes(file.len() as u64, args.quiet);
+        let opts = progress.options_for(opts, file.len() as u64);
+        let mut damaged = 0u64;
+        let mut written = 0u64;
+        let mut report_damage = |d: &Damage| {
+            damaged += 1;
+            if damaged as usize <= DAMAGE_SHOWN {
+                progress.eprintln(&format!("rdblens: {name}: damaged key skipped: {}", d.message));
             }
-            match item {
-                KeyItem::Key(row) => {
-                    written += 1;
-                    write_error = rows.write(&row).err();
+        };
+        let info = map_file_keys_in_order(
+            &file,
+            &label,
+            &opts,
+            |facts, settings| KeyRow::from_facts(facts, settings.now_ms),
+            |item| {
+                if write_error.is_some() {
+                    return false;
                 }
-                KeyItem::Damaged(d) => report_damage(&d),
-            }
-            write_error.is_none()
-        },
-    )
-    .with_context(|| name.clone())?;
-    drop(progress);
-    crate::common::note_if_nothing_matched(&opts.filter, written, info.keys);
+                match item {
+                    KeyItem::Key(mut row) => {
+                        written += 1;
+                        row.file = column.map(str::to_string);
+                        write_error = rows.write(&row).err();
+                    }
+                    KeyItem::Damaged(d) => report_damage(&d),
+                }
+                write_error.is_none()
+            },
+        )
+        .with_context(|| name.clone())?;
+        drop(progress);
+        crate::common::note_if_nothing_matched(&opts.filter, written, info.keys);
+        if damaged as usize > DAMAGE_SHOWN {
+            eprintln!("rdblens: {name}: {damaged} damaged keys skipped in all");
+        }
+        outcome.damaged += damaged;
+        outcome.files.push(info);
+        if write_error.is_some() {
+            break;
+        }
+    }
     if write_error.is_none() {
         write_error = rows.flush().err();
-    }
-    if damaged as usize > DAMAGE_SHOWN {
-        eprintln!("rdblens: {name}: {damaged} damaged keys skipped in all");
     }
     drop(rows);
     match write_error {
@@ -138,5 +167,5 @@ pub fn run(args: &KeysArgs, opts: &Options) -> Result<KeysOutcome> {
         Some(e) => return Err(output.error(e).into()),
         None => output.commit()?,
     }
-    Ok(KeysOutcome { file: info, damaged })
+    Ok(outcome)
 }

@@ -307,7 +307,7 @@ fn keys_command(args: &keys::KeysArgs) -> ExitCode {
     };
     match keys::run(args, &opts) {
         Ok(outcome) => {
-            let problems = input_problems(std::slice::from_ref(&outcome.file));
+            let problems = input_problems(&outcome.files);
             if problems || outcome.damaged > 0 {
                 ExitCode::from(EXIT_BAD_INPUT)
             } else {

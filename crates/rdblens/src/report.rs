@@ -38,7 +38,16 @@ pub struct ReportArgs {
     /// Dump files (several: one combined report).
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// Keys per top list.
+    /// The name each file goes by in the report, its summary, shard tables,
+    /// merges and diffs, instead of its path (repeatable: one per file, in
+    /// order). A `--summary-only` summary also records the host name: files
+    /// of the same path merged from several hosts are shown as HOST:PATH.
+    #[arg(long, value_name = "NAME")]
+    pub label: Vec<String>,
+    /// Keys per top list. Every list (3 overall, 3 per type, the rule
+    /// findings) keeps N keys in memory, and a key entering a full list
+    /// costs a sorted insert: values in the thousands slow the analysis
+    /// down; for every key, use `rdblens keys` (streamed).
     #[arg(long, default_value_t = 20)]
     pub top: usize,
     /// Output format; tables are plain (no box drawing) when not on a terminal.
@@ -184,8 +193,8 @@ pub fn options(args: &ReportArgs) -> Result<Options> {
 }
 
 /// Analyses every file, in parallel; the summaries merge into one.
-pub fn analyze_files(files: &[PathBuf], opts: &Options, quiet: bool) -> Result<Summary> {
-    crate::analyze::analyze_files(files, opts, quiet)
+pub fn analyze_files(files: &[PathBuf], labels: &[String], opts: &Options, quiet: bool) -> Result<Summary> {
+    crate::analyze::analyze_files(files, labels, opts, quiet)
 }
 
 pub fn report_options(args: &ReportArgs, to_terminal: bool) -> Result<ReportOptions> {
@@ -243,6 +252,7 @@ pub fn prepare(args: &ReportArgs) -> Result<(Options, ReportOptions)> {
         bail!("--summary-only writes JSON: drop --format table/html");
     }
     crate::input::refuse_repeated_inputs(&args.files)?;
+    crate::common::check_labels(&args.label, args.files.len())?;
     let inputs = args.files.iter().chain(&args.model.config).chain(&args.rules);
     crate::output::refuse_input_as_output(args.output.as_deref(), inputs.map(|p| p.as_path()))?;
     Ok((options(args)?, report_options(args, false)?))
@@ -250,14 +260,15 @@ pub fn prepare(args: &ReportArgs) -> Result<(Options, ReportOptions)> {
 
 /// Runs the command; returns the summary for exit-code decisions.
 pub fn run(args: &ReportArgs, opts: &Options, report_opts: ReportOptions) -> Result<Summary> {
-    let summary = analyze_files(&args.files, opts, args.quiet)?;
+    let summary = analyze_files(&args.files, &args.label, opts, args.quiet)?;
     let in_files = summary.files.iter().map(|f| f.keys).sum();
     crate::common::note_if_nothing_matched(&opts.filter, summary.keys.totals.keys, in_files);
     if args.strict {
         strict_check(&summary)?;
     }
     if args.summary_only {
-        let file = SummaryFile::new(summary, Shaping::of(opts));
+        let mut file = SummaryFile::new(summary, Shaping::of(opts));
+        file.host = crate::summary_file::host_name();
         file.write(args.output.as_deref())?;
         return Ok(file.summary);
     }

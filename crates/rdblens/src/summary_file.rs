@@ -181,6 +181,18 @@ pub struct SummaryFile {
     pub tool_version: String,
     pub shaping: Shaping,
     pub summary: Summary,
+    /// The host `report --summary-only` ran on: files of the same path
+    /// from several hosts (every shard's `/var/lib/redis/dump.rdb`) are
+    /// told apart as `HOST:PATH` when merged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+}
+
+/// This machine's host name (Linux), if it can be read.
+pub fn host_name() -> Option<String> {
+    let name = std::fs::read_to_string("/proc/sys/kernel/hostname").ok()?;
+    let name = name.trim();
+    (!name.is_empty()).then(|| name.to_string())
 }
 
 /// Why a summary file cannot be used: a usage problem (exit 2: other
@@ -210,6 +222,7 @@ impl SummaryFile {
             tool_version: env!("CARGO_PKG_VERSION").to_string(),
             shaping,
             summary,
+            host: None,
         }
     }
 
@@ -328,18 +341,47 @@ pub fn is_summary_file(path: &Path) -> std::io::Result<bool> {
 
 /// Reads every summary file and merges them in order.
 pub fn read_and_merge(paths: &[impl AsRef<Path>]) -> Result<SummaryFile, SummaryError> {
-    let mut merged: Option<(SummaryFile, String)> = None;
+    let mut read = Vec::with_capacity(paths.len());
     for path in paths {
         let path = path.as_ref();
-        let file = SummaryFile::read(path)?;
+        read.push((SummaryFile::read(path)?, path.display().to_string()));
+    }
+    name_colliding_files(&mut read);
+    let mut merged: Option<(SummaryFile, String)> = None;
+    for (file, name) in read {
         match &mut merged {
-            None => merged = Some((file, path.display().to_string())),
-            Some((m, first)) => m.merge(file, &path.display().to_string(), first)?,
+            None => merged = Some((file, name)),
+            Some((m, first)) => m.merge(file, &name, first)?,
         }
     }
     merged
-        .map(|(m, _)| m)
+        .map(|(m, _)| {
+            let mut m = m;
+            m.host = None; // the files are named by now
+            m
+        })
         .ok_or_else(|| SummaryError::Mismatch("no summary files".into()))
+}
+
+/// Files of the same name in summaries from different hosts (every shard's
+/// `/var/lib/redis/dump.rdb`) are renamed `HOST:PATH` (or `SUMMARY:PATH`
+/// when the summary does not say its host), so shard tables and diffs
+/// tell them apart.
+fn name_colliding_files(read: &mut [(SummaryFile, String)]) {
+    let mut count: BTreeMap<String, usize> = BTreeMap::new();
+    for (file, _) in read.iter() {
+        for f in &file.summary.files {
+            *count.entry(f.path.clone()).or_default() += 1;
+        }
+    }
+    for (file, summary_name) in read.iter_mut() {
+        let origin = file.host.clone().unwrap_or_else(|| summary_name.clone());
+        for f in &mut file.summary.files {
+            if count.get(&f.path).is_some_and(|&n| n > 1) {
+                f.path = format!("{origin}:{}", f.path);
+            }
+        }
+    }
 }
 
 #[cfg(test)]

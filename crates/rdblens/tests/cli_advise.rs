@@ -17,7 +17,15 @@ fn json_of(out: &std::process::Output) -> Value {
 fn advise_json_is_the_report_plans_section() {
     let advise = json_of(
         &rdblens()
-            .args(["advise", "-q", "--format", "json", "--jemalloc-quantum", "16", BIGKEYS])
+            .args([
+                "advise",
+                "-q",
+                "--format",
+                "json",
+                "--jemalloc-quantum",
+                "16",
+                BIGKEYS,
+            ])
             .output()
             .unwrap(),
     );
@@ -74,5 +82,8 @@ fn advise_rejects_bad_rule_settings() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{out:?}");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no-such-rule"), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no-such-rule"),
+        "{out:?}"
+    );
 }

@@ -288,6 +288,59 @@ fn target_and_quantum() {
     usage_error(&[ALL_TYPES, "--jemalloc-quantum", "32"], "invalid value '32'");
 }
 
+/// The allocator and the accuracy statement in the JSON and the header:
+/// a 1.2 MB fixture is too small for `used-mem` to decide (the two builds
+/// differ by a fraction of a megabyte there), so bundled jemalloc is
+/// assumed and the flag named; the flag wins; another target than the
+/// writer does not use the writer's `used-mem`.
+#[test]
+fn allocator_assumption_and_expected_accuracy() {
+    let doc = json(&[ALL_TYPES]);
+    let file = &doc["files"][0];
+    assert_eq!(file["allocator"]["basis"], "unclear");
+    assert_eq!(file["allocator"]["quantum"], 8);
+    assert_eq!(file["allocator"]["allocator"], "bundled jemalloc");
+    let description = file["allocator"]["description"].as_str().unwrap();
+    assert!(description
+        .starts_with("assumed: bundled jemalloc, quantum 8 (evidence unclear: the two builds differ by "));
+    assert!(description
+        .ends_with("pass --jemalloc-quantum 16 for a distribution package linking the system libjemalloc)"));
+    assert_eq!(file["accuracy"]["level"], "verified");
+    assert!(file["accuracy"]["fixtures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| file["accuracy"]["line"]
+            .as_str()
+            .is_some_and(|line| f.as_str().unwrap().starts_with(line))));
+
+    let doc = json(&[ALL_TYPES, "--jemalloc-quantum", "16"]);
+    assert_eq!(doc["files"][0]["allocator"]["basis"], "flag");
+    assert_eq!(
+        doc["files"][0]["allocator"]["description"],
+        "assumed: system jemalloc, quantum 16: --jemalloc-quantum given"
+    );
+    let doc = json(&[ALL_TYPES, "--target", "redis-8.2"]);
+    assert_eq!(doc["files"][0]["allocator"]["basis"], "unclear");
+    assert!(doc["files"][0]["allocator"]["reason"]
+        .as_str()
+        .unwrap()
+        .starts_with("used-mem describes the writer ("));
+    assert_eq!(doc["files"][0]["accuracy"]["level"], "modelled");
+    assert_eq!(
+        doc["files"][0]["accuracy"]["statement"],
+        "modelled from redis-8.2 source only, no fixture: errors unmeasured"
+    );
+
+    let text = table(&[ALL_TYPES]);
+    let mut lines = text.lines().skip(1);
+    assert!(lines
+        .next()
+        .unwrap()
+        .starts_with("  assumed: bundled jemalloc, quantum 8 (evidence unclear"));
+    assert!(lines.next().unwrap().starts_with("  expected accuracy (redis-"));
+}
+
 #[test]
 fn now_takes_seconds_or_milliseconds() {
     let secs = json(&[ALL_TYPES, "--now", "1900000000", "--section", "ttl"]);

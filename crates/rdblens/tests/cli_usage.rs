@@ -72,3 +72,37 @@ fn the_man_page_has_every_subcommand_and_its_options() {
     }
     assert!(text.contains("\\-\\-summary\\-only"));
 }
+
+#[test]
+fn control_bytes_in_key_names_never_reach_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let dump = dir.path().join("ansi.rdb");
+    let data = support::RdbBuilder::new()
+        .string(b"evil\x1b[31mred", b"v", None)
+        .string(b"two\nlines", b"v", None)
+        .string(b"plain:\xc3\xa9t\xc3\xa9", b"v", None)
+        .finish();
+    std::fs::write(&dump, data).unwrap();
+    let d = dump.to_str().unwrap();
+    let out = rdblens().args(["keys", d]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4, "{text}");
+    assert!(lines[1].starts_with("0,string,evil\\x1b[31mred,"), "{}", lines[1]);
+    assert!(lines[1].ends_with(",true"));
+    assert!(lines[2].starts_with("0,string,two\\nlines,"), "{}", lines[2]);
+    assert!(lines[2].ends_with(",true"));
+    // Printable UTF-8 stays as it is.
+    assert!(lines[3].starts_with("0,string,plain:été,"), "{}", lines[3]);
+    assert!(lines[3].ends_with(",false"));
+    assert!(!text.contains('\x1b'));
+    for format in ["table", "json"] {
+        let out = rdblens()
+            .args(["report", d, "--format", format])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        assert!(!out.stdout.contains(&0x1b), "{format}");
+    }
+}

@@ -1,0 +1,82 @@
+//! The `plans` section (docs/advisor.md): one row per split plan, its
+//! details (key names, hash-tag variant, latency, migration) folded below.
+
+use serde_json::Value;
+
+use crate::escape::{html, key_text};
+use crate::page::{arr, bytes, count, i, s, section, u};
+
+fn saved(n: i64) -> String {
+    if n < 0 {
+        format!("costs {}", bytes(n.unsigned_abs()))
+    } else {
+        format!("saves {}", bytes(n as u64))
+    }
+}
+
+pub fn plans(d: &Value) -> Option<String> {
+    let p = d.get("plans")?;
+    let plans = arr(p, "plans");
+    let total = &p["total"];
+    let mut out = format!(
+        "<p class=\"facts\">{} plans for {}: {} → {} (keyspace overhead included), {}</p><ul class=\"findings\">",
+        count(plans.len() as u64),
+        html(s(p, "target")),
+        bytes(u(total, "memory_before") + u(total, "keyspace_before")),
+        bytes(u(total, "memory_after") + u(total, "keyspace_after")),
+        saved(i(total, "saved"))
+    );
+    for plan in plans {
+        let what = if s(plan, "kind") == "key" {
+            format!("<code class=\"scope\">{}</code>", html(&key_text(plan)))
+        } else {
+            format!(
+                "namespace <code class=\"scope\">{}</code>",
+                html(s(plan, "namespace"))
+            )
+        };
+        let steps: String = arr(plan, "migration")
+            .iter()
+            .filter_map(Value::as_str)
+            .map(|m| format!("<li>{}</li>", html(m)))
+            .collect();
+        let note = plan
+            .get("note")
+            .and_then(Value::as_str)
+            .map(|n| format!("<p class=\"advice\">{}</p>", html(n)))
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "<li><details><summary><span class=\"pill {sev}\">{sev}</span> {what} {type_} → {scheme}: {n} keys <code>{pattern}</code>, {enc}, {before} → {after} <span class=\"muted\">{saved}</span></summary>\
+             <p>{by}; ~{per} per key (fullest ~{max}) under {limit} {limit_v}, {headroom:.0}% growth headroom.</p>{note}\
+             <p>Hash tag: <code>{tag}</code>: {tag_cost}</p><p>{latency}</p><ol>{steps}</ol></details></li>",
+            sev = html(s(plan, "severity")),
+            type_ = html(&format!("{} {}", s(plan, "type"), s(plan, "encoding_before"))),
+            scheme = html(s(plan, "scheme")),
+            n = count(u(plan, "buckets")),
+            pattern = html(s(plan, "key_pattern")),
+            enc = html(s(plan, "encoding_after")),
+            before = bytes(u(plan, "memory_before")),
+            after = bytes(u(plan, "memory_after")),
+            saved = saved(i(plan, "saved")),
+            by = html(s(plan, "bucket_by")),
+            per = count(u(plan, "per_bucket")),
+            max = count(u(plan, "max_per_bucket")),
+            limit = html(s(&plan["limit"], "name")),
+            limit_v = count(u(&plan["limit"], "value")),
+            headroom = plan["headroom"].as_f64().unwrap_or(0.0) * 100.0,
+            tag = html(s(plan, "hash_tag_pattern")),
+            tag_cost = html(s(plan, "hash_tag_cost")),
+            latency = html(s(plan, "latency")),
+        ));
+    }
+    out.push_str("</ul>");
+    if plans.is_empty() {
+        out.push_str("<p>No big key at warn or crit and no small-key sprawl: nothing to split.</p>");
+    }
+    Some(section(
+        "plans",
+        "Split plans",
+        "For every big key at warn or crit and every sprawling namespace: buckets, key names, memory before and after on the target server (the memory model's estimate), migration steps (docs/advisor.md).",
+        &out,
+    ))
+}
