@@ -46,6 +46,9 @@ pub struct AdviseArgs {
 }
 
 fn options(args: &AdviseArgs) -> Result<Options> {
+    crate::input::refuse_repeated_inputs(&args.files)?;
+    let inputs = args.files.iter().chain(&args.model.config).chain(&args.rules);
+    crate::output::refuse_input_as_output(args.output.as_deref(), inputs.map(|p| p.as_path()))?;
     let separator = match args.separator.as_bytes() {
         [b] => *b,
         _ => bail!("--separator must be a single byte, got {:?}", args.separator),
@@ -61,7 +64,7 @@ fn options(args: &AdviseArgs) -> Result<Options> {
 
 /// The plans as text or JSON.
 fn run(args: &AdviseArgs, opts: &Options) -> Result<rdblens_analysis::Summary> {
-    let summary = crate::analyze::analyze_files(&args.files, opts, args.quiet)?;
+    let summary = crate::analyze::analyze_files(&args.files, &[], opts, args.quiet)?;
     let target = rdblens_advice::target_for(&summary, opts.quantum, &opts.config);
     let audit = rdblens_audit::audit(&summary);
     let plans = rdblens_advice::plans(&summary, &audit, &target);
@@ -76,10 +79,7 @@ fn run(args: &AdviseArgs, opts: &Options) -> Result<rdblens_analysis::Summary> {
 pub fn command(args: &AdviseArgs) -> ExitCode {
     let opts = match options(args) {
         Ok(o) => o,
-        Err(e) => {
-            eprintln!("rdblens: {e:#}");
-            return ExitCode::from(crate::EXIT_USAGE);
-        }
+        Err(e) => return crate::fail(&e, crate::EXIT_USAGE),
     };
     match run(args, &opts) {
         Ok(summary) => {
@@ -90,9 +90,6 @@ pub fn command(args: &AdviseArgs) -> ExitCode {
                 ExitCode::SUCCESS
             }
         }
-        Err(e) => {
-            eprintln!("rdblens: {e:#}");
-            ExitCode::from(crate::EXIT_BAD_INPUT)
-        }
+        Err(e) => crate::fail(&e, crate::EXIT_BAD_INPUT),
     }
 }

@@ -281,7 +281,7 @@ mod tests {
     #[test]
     fn light_and_heavy_cells_are_exact_and_ordered() {
         let mut c = Cells::new(100);
-        for i in 0..300u64 {
+        for _ in 0..300u64 {
             c.add(5_000, 1, 10);
         }
         c.add(3_000, 2, u64::from(u32::MAX) + 1);
