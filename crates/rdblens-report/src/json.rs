@@ -403,7 +403,10 @@ pub fn build<'s>(s: &'s Summary, opts: &ReportOptions) -> ReportJson<'s> {
 
 fn slots_json(k: &rdblens_analysis::KeyStats, n: usize) -> SlotsJson {
     let slots = &k.slots;
-    let mut rows: Vec<SlotJson> = (slots.counts().iter().enumerate())
+    let mut rows: Vec<SlotJson> = slots
+        .counts()
+        .iter()
+        .enumerate()
         .filter(|(_, c)| c.keys > 0)
         .map(|(i, c)| SlotJson {
             slot: i,
