@@ -245,7 +245,7 @@ fn memory_does_not_grow_with_the_number_of_keys() {
     // Every minute of the day has a key either way: 1,440 blocks.
     assert_eq!((small_blocks, large_blocks), (1_440, 1_440));
     assert_eq!(small, large);
-    assert_eq!(NamespaceSketch::default().bytes(), 5 * 4 * (1 << 14) * 4);
+    assert_eq!(NamespaceSketch::default().bytes(), 3 * 4 * (1 << 14) * 4);
 
     // A span too long for the cap: cells widen, blocks stay under the cap.
     let mut rng = Rng(11);

@@ -347,6 +347,13 @@ pub fn read_and_merge(paths: &[impl AsRef<Path>]) -> Result<SummaryFile, Summary
         read.push((SummaryFile::read(path)?, path.display().to_string()));
     }
     name_colliding_files(&mut read);
+    // Summaries all made on one host merge into a summary of that host (as
+    // one `report --summary-only` over their files would be); from several
+    // hosts, the files are named `HOST:PATH` by now and the result has none.
+    let common_host = match read.split_first() {
+        Some(((first, _), rest)) if rest.iter().all(|(f, _)| f.host == first.host) => first.host.clone(),
+        _ => None,
+    };
     let mut merged: Option<(SummaryFile, String)> = None;
     for (file, name) in read {
         match &mut merged {
@@ -357,7 +364,7 @@ pub fn read_and_merge(paths: &[impl AsRef<Path>]) -> Result<SummaryFile, Summary
     merged
         .map(|(m, _)| {
             let mut m = m;
-            m.host = None; // the files are named by now
+            m.host = common_host;
             m
         })
         .ok_or_else(|| SummaryError::Mismatch("no summary files".into()))

@@ -369,7 +369,7 @@ fn bucket_sets_the_expiry_histogram_width() {
         .contains("== Expiry times (1.0h buckets) =="));
     usage_error(
         &[ALL_TYPES, "--bucket", "5s"],
-        "rdblens: unknown bucket '5s' (expected 1s, 1m, 1h, 1d or auto)",
+        "rdblens: unknown bucket '5s' (expected 1s, 10s, 1m, 10m, 1h, 1d or auto)",
     );
 }
 
