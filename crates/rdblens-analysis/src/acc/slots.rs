@@ -61,7 +61,12 @@ impl TryFrom<SlotsRepr> for Slots {
             ));
         }
         Ok(Slots {
-            counts: r.keys.iter().zip(&r.memory).map(|(&keys, &memory)| SlotCount { keys, memory }).collect(),
+            counts: r
+                .keys
+                .iter()
+                .zip(&r.memory)
+                .map(|(&keys, &memory)| SlotCount { keys, memory })
+                .collect(),
             hash_tags: r.hash_tags,
             keys_with_tag: r.keys_with_tag,
         })
