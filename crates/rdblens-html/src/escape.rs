@@ -90,7 +90,7 @@ mod tests {
         );
         let v = json!({"k": "</script><!--&"});
         assert_eq!(script_json(&v), r#"{"k":"\u003c/script\u003e\u003c!--\u0026"}"#);
-        let back: Value = serde_json::from_str(&script_json(&v)).unwrap();
+        let back: Value = serde_json::from_str(&script_json(&v)).unwrap(); // ok: unit test
         assert_eq!(back, v);
         assert_eq!(key_text(&json!({"key_hex": "62696eff00"})), r#""bin\xff\x00""#);
         assert_eq!(key_text(&json!({"key": "a\"b"})), r#""a\"b""#);

@@ -161,7 +161,7 @@ mod tests {
             est >= truth && est <= truth + NamespaceSketch::error_bound(50_000),
             "{est} vs {truth}"
         );
-        let back = NamespaceSketch::from_bytes(&whole.to_bytes()).unwrap();
+        let back = NamespaceSketch::from_bytes(&whole.to_bytes()).unwrap(); // ok: unit test
         assert_eq!(back, whole);
     }
 }
