@@ -14,15 +14,20 @@ mod report;
 pub use page::CSP;
 
 use rdblens_analysis::Summary;
-use rdblens_report::ReportOptions;
+use rdblens_report::{AuditWhen, ReportJson, ReportOptions};
 
 /// The page for `report` and `merge`.
 pub fn report(summary: &Summary, opts: &ReportOptions) -> serde_json::Result<String> {
-    let doc: serde_json::Value = serde_json::from_str(&rdblens_report::to_json(summary, opts)?)?;
-    let fine = doc
-        .get("expiry")
-        .map(|e| report::fine_expiry(&summary.keys.expiry, e))
-        .unwrap_or_default();
+    report_page(&ReportJson::build(summary, opts, AuditWhen::Shown))
+}
+
+/// The page of a report model, read from its JSON document.
+pub fn report_page(model: &ReportJson<'_>) -> serde_json::Result<String> {
+    let doc: serde_json::Value = serde_json::from_str(&rdblens_report::json::render(model)?)?;
+    let fine = match (&model.expiry, doc.get("expiry")) {
+        (Some(expiry), Some(e)) => report::fine_expiry(expiry.cells, e),
+        _ => serde_json::Value::default(),
+    };
     Ok(report::page(&doc, fine).render())
 }
 

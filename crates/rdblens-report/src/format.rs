@@ -4,6 +4,7 @@
 /// separators (`1,234,567`), written as in finding messages.
 pub use rdblens_audit::text::{bytes as human_bytes, count as thousands};
 
+/// `part` as a percentage of `whole` with one decimal (`12.5%`); `-` when `whole` is 0.
 pub fn percent(part: u64, whole: u64) -> String {
     if whole == 0 {
         return "-".into();

@@ -1,25 +1,49 @@
-//! Renders an analysis [`Summary`](rdblens_analysis::Summary) for people
-//! (terminal tables with histogram bars, comfy-table) or for programs (one
-//! versioned JSON schema, documented in docs/json-schema.md). The
-//! `findings` section renders the design-rule audit (rdblens-audit).
+//! Renders an analysis [`Summary`] for people (terminal tables with
+//! histogram bars, comfy-table) or for programs (one versioned JSON schema,
+//! documented in docs/json-schema.md). The `findings` section renders the
+//! design-rule audit (rdblens-audit), the `plans` section the split plans
+//! (rdblens-advice).
+//!
+//! A report is built once into a model ([`model::ReportJson`]: every
+//! figure, list and cluster it shows, and the audit, run once), then
+//! rendered by [`table`] or [`json`] (and by rdblens-html from the JSON);
+//! the renderers read the model only, so they cannot disagree. The diff of
+//! two summaries works the same way ([`diff`]).
+//!
+//! ```no_run
+//! # fn show(summary: &rdblens_analysis::Summary) -> serde_json::Result<()> {
+//! use rdblens_report::{AuditWhen, ReportJson, ReportOptions};
+//! let opts = ReportOptions::default();
+//! let report = ReportJson::build(summary, &opts, AuditWhen::Always);
+//! print!("{}", rdblens_report::table::render(&report));
+//! let json = rdblens_report::json::render(&report)?;
+//! let gate = report.audit().is_some_and(|a| a.fails(rdblens_audit::Severity::Crit));
+//! # let _ = (json, gate);
+//! # Ok(())
+//! # }
+//! ```
 
+#![warn(missing_docs)]
+
+mod cells;
 pub mod diff;
-mod findings;
 pub mod format;
 pub mod json;
+pub mod model;
 mod options;
-pub mod shards;
 pub mod table;
 
-pub use json::SCHEMA_VERSION;
+use rdblens_analysis::Summary;
+
+pub use model::{AuditWhen, ReportJson, SCHEMA_VERSION};
 pub use options::{ReportOptions, Section, SortBy, AUTO_BARS};
 
 /// The JSON report as a string (pretty-printed).
-pub fn to_json(summary: &rdblens_analysis::Summary, opts: &ReportOptions) -> serde_json::Result<String> {
-    serde_json::to_string_pretty(&json::build(summary, opts))
+pub fn to_json(summary: &Summary, opts: &ReportOptions) -> serde_json::Result<String> {
+    json::render(&ReportJson::build(summary, opts, AuditWhen::Shown))
 }
 
 /// The table report.
-pub fn to_table(summary: &rdblens_analysis::Summary, opts: &ReportOptions) -> String {
-    table::render(summary, opts)
+pub fn to_table(summary: &Summary, opts: &ReportOptions) -> String {
+    table::render(&ReportJson::build(summary, opts, AuditWhen::Shown))
 }

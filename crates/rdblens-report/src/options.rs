@@ -1,17 +1,30 @@
+//! What a report shows and how: sections, rows, expiry buckets and
+//! window, table width, order, and the server split plans are priced for.
+
 use rdblens_analysis::acc::expiry::{auto_width, ClusterRule, ExpiryHistogram};
 
 /// Report sections, selectable with `--section`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Section {
+    /// One row per input file, and how unevenly they are loaded.
     Shards,
+    /// The biggest keys, overall and per type.
     Bigkeys,
+    /// Memory per type and encoding, and the compact-encoding limits.
     Encodings,
+    /// Time to live.
     Ttl,
+    /// Expiry times and clusters.
     Expiry,
+    /// Key-name lengths and problems.
     Keys,
+    /// The namespace tree.
     Prefixes,
+    /// Cluster slots and hash tags.
     Slots,
+    /// Idle times and access frequencies (LRU/LFU dumps).
     Access,
+    /// The design-rule audit (rdblens-audit).
     Findings,
     /// Split plans (rdblens-advice); not in the default set, asked for
     /// with `--section plans` (or `rdblens advise`).
@@ -22,6 +35,7 @@ impl Section {
     /// Sections shown only when asked for.
     pub const OPTIONAL: [Section; 1] = [Section::Plans];
 
+    /// The default sections, in the order they are shown.
     pub const ALL: [Section; 10] = [
         Section::Shards,
         Section::Bigkeys,
@@ -35,6 +49,7 @@ impl Section {
         Section::Findings,
     ];
 
+    /// The name `--section` takes.
     pub fn name(self) -> &'static str {
         match self {
             Section::Shards => "shards",
@@ -51,6 +66,7 @@ impl Section {
         }
     }
 
+    /// The section named `s` (as [`Section::name`] spells it).
     pub fn parse(s: &str) -> Option<Section> {
         Section::ALL
             .into_iter()
@@ -62,14 +78,18 @@ impl Section {
 /// Which big-key table comes first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SortBy {
+    /// Estimated memory.
     Memory,
+    /// Serialized size.
     Serialized,
+    /// Element count.
     Elements,
 }
 
 /// What to render and how.
 #[derive(Clone, Debug)]
 pub struct ReportOptions {
+    /// Sections shown (those of [`Section::ALL`] in that order, then plans).
     pub sections: Vec<Section>,
     /// Rows per top list in tables.
     pub top: usize,
@@ -80,7 +100,9 @@ pub struct ReportOptions {
     pub expiry_window: Option<(i64, i64)>,
     /// Terminal width for tables; `None` = not a terminal (plain, unwrapped).
     pub width: Option<u16>,
+    /// How expiry clusters are found.
     pub cluster_rule: ClusterRule,
+    /// Which big-key table comes first.
     pub sort: SortBy,
     /// The server split plans are priced for; `None`: the first file's
     /// profile with the default quantum and limits.
@@ -119,6 +141,9 @@ impl ReportOptions {
         rdblens_advice::plans(s, audit, &target)
     }
 
+    /// The expiry histogram's width: `bucket_ms`, or chosen so that the
+    /// window shown takes at most [`AUTO_BARS`] bars; never finer than the
+    /// summary keeps.
     pub fn expiry_bucket_ms(&self, h: &ExpiryHistogram) -> i64 {
         let (from, to) = self.expiry_range();
         self.bucket_ms

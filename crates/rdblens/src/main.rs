@@ -136,11 +136,11 @@ fn main() -> ExitCode {
                 Err(e) => return fail(&e, EXIT_USAGE),
             };
             match report::run(&args, &opts, report_opts) {
-                Ok(summary) => {
+                Ok((summary, audit)) => {
                     let problems = input_problems(&summary.files);
                     if damaged_values(&summary) || problems {
                         ExitCode::from(EXIT_BAD_INPUT)
-                    } else if let Some(why) = report::failed_audit(&args, &summary) {
+                    } else if let Some(why) = report::failed_audit(&args, audit.as_ref()) {
                         eprintln!("rdblens: {why}");
                         ExitCode::from(EXIT_FINDINGS)
                     } else {
@@ -268,10 +268,10 @@ fn merge_command(args: &merge::MergeArgs) -> ExitCode {
         Err(e) => return fail(&e, EXIT_USAGE),
     };
     match merge::run(args, report_opts) {
-        Ok(summary) => {
+        Ok((summary, audit)) => {
             if input_problems(&summary.files) {
                 ExitCode::from(EXIT_BAD_INPUT)
-            } else if let Some(why) = report::audit_gate(args.fail_on, &summary) {
+            } else if let Some(why) = report::audit_gate(args.fail_on, audit.as_ref()) {
                 eprintln!("rdblens: {why}");
                 ExitCode::from(EXIT_FINDINGS)
             } else {

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 use rdblens_analysis::Summary;
+use rdblens_audit::Audit;
 use rdblens_report::ReportOptions;
 
 use crate::report::{render, rendering, write_text, FailOn, Format, SortBy};
@@ -61,21 +62,24 @@ pub fn prepare(args: &MergeArgs) -> Result<ReportOptions> {
     Ok(opts)
 }
 
-/// Reads, merges and writes; returns the merged summary for exit-code decisions.
-pub fn run(args: &MergeArgs, report_opts: ReportOptions) -> Result<Summary, SummaryError> {
+/// Reads, merges and writes; returns the merged summary and its audit
+/// (when `--fail-on` or a section asked for it; it ran once) for exit-code
+/// decisions.
+pub fn run(args: &MergeArgs, report_opts: ReportOptions) -> Result<(Summary, Option<Audit>), SummaryError> {
     let merged = read_and_merge(&args.files)?;
     let output = args.output.as_deref();
     let written = if args.summary_only {
-        merged.write(output)
+        let audit = args.fail_on.map(|_| rdblens_audit::audit(&merged.summary));
+        merged.write(output).map(|()| audit)
     } else {
         let report_opts = ReportOptions {
             top: args.top.unwrap_or(merged.summary.settings.top),
             ..report_opts
         };
         let format = args.format.unwrap_or(Format::Table);
-        render(&merged.summary, format, report_opts, output.is_some())
-            .and_then(|text| write_text(output, &text))
+        render(&merged.summary, format, report_opts, output.is_some(), args.fail_on)
+            .and_then(|(text, audit)| write_text(output, &text).map(|()| audit))
     };
-    written.map_err(SummaryError::Input)?;
-    Ok(merged.summary)
+    let audit = written.map_err(SummaryError::Input)?;
+    Ok((merged.summary, audit))
 }

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use rdblens_analysis::{Options, Summary};
-use rdblens_report::{ReportOptions, Section};
+use rdblens_audit::Audit;
+use rdblens_report::{AuditWhen, ReportJson, ReportOptions, Section};
 
 use crate::common::{FilterArgs, ModelArgs};
 use crate::summary_file::{Shaping, SummaryFile};
@@ -258,8 +259,9 @@ pub fn prepare(args: &ReportArgs) -> Result<(Options, ReportOptions)> {
     Ok((options(args)?, report_options(args, false)?))
 }
 
-/// Runs the command; returns the summary for exit-code decisions.
-pub fn run(args: &ReportArgs, opts: &Options, report_opts: ReportOptions) -> Result<Summary> {
+/// Runs the command; returns the summary and the audit (when `--fail-on`
+/// or a section asked for it; it ran once) for exit-code decisions.
+pub fn run(args: &ReportArgs, opts: &Options, report_opts: ReportOptions) -> Result<(Summary, Option<Audit>)> {
     let summary = analyze_files(&args.files, &args.label, opts, args.quiet)?;
     let in_files = summary.files.iter().map(|f| f.keys).sum();
     crate::common::note_if_nothing_matched(&opts.filter, summary.keys.totals.keys, in_files);
@@ -270,18 +272,17 @@ pub fn run(args: &ReportArgs, opts: &Options, report_opts: ReportOptions) -> Res
         let mut file = SummaryFile::new(summary, Shaping::of(opts));
         file.host = crate::summary_file::host_name();
         file.write(args.output.as_deref())?;
-        return Ok(file.summary);
+        let audit = args.fail_on.map(|_| rdblens_audit::audit(&file.summary));
+        return Ok((file.summary, audit));
     }
     let format = args.format.unwrap_or(Format::Table);
     let report_opts = ReportOptions {
         target: Some(rdblens_advice::target_for(&summary, opts.quantum, &opts.config)),
         ..report_opts
     };
-    write_text(
-        args.output.as_deref(),
-        &render(&summary, format, report_opts, args.output.is_some())?,
-    )?;
-    Ok(summary)
+    let (text, audit) = render(&summary, format, report_opts, args.output.is_some(), args.fail_on)?;
+    write_text(args.output.as_deref(), &text)?;
+    Ok((summary, audit))
 }
 
 /// `--strict`: the first damage of any kind, as an error (so nothing is
@@ -311,22 +312,31 @@ pub fn strict_check(summary: &Summary) -> Result<()> {
     Ok(())
 }
 
-/// The report as text; tables fit the terminal when standard output is one.
+/// The report as text (tables fit the terminal when standard output is
+/// one), and the audit: built once into one model, the audit run once
+/// when a section shows it or `fail_on` will read it.
 pub fn render(
     summary: &Summary,
     format: Format,
     report_opts: ReportOptions,
     to_file: bool,
-) -> Result<String> {
+    fail_on: Option<FailOn>,
+) -> Result<(String, Option<Audit>)> {
     let report_opts = ReportOptions {
         width: stdout_width(to_file),
         ..report_opts
     };
-    Ok(match format {
-        Format::Json => rdblens_report::to_json(summary, &report_opts)?,
-        Format::Table => rdblens_report::to_table(summary, &report_opts),
-        Format::Html => rdblens_html::report(summary, &report_opts)?,
-    })
+    let when = match fail_on {
+        Some(_) => AuditWhen::Always,
+        None => AuditWhen::Shown,
+    };
+    let model = ReportJson::build(summary, &report_opts, when);
+    let text = match format {
+        Format::Json => rdblens_report::json::render(&model)?,
+        Format::Table => rdblens_report::table::render(&model),
+        Format::Html => rdblens_html::report_page(&model)?,
+    };
+    Ok((text, model.into_audit()))
 }
 
 /// The table width: the terminal's when standard output is one (and the
@@ -349,17 +359,18 @@ pub fn write_text(path: Option<&std::path::Path>, text: &str) -> Result<()> {
 
 /// `--fail-on`: why the run fails, if the audit found anything at or above
 /// the level (counting findings left out by the caps too).
-pub fn failed_audit(args: &ReportArgs, summary: &Summary) -> Option<String> {
-    audit_gate(args.fail_on, summary)
+pub fn failed_audit(args: &ReportArgs, audit: Option<&Audit>) -> Option<String> {
+    audit_gate(args.fail_on, audit)
 }
 
-/// [`failed_audit`] for any command with a `--fail-on`.
-pub fn audit_gate(fail_on: Option<FailOn>, summary: &Summary) -> Option<String> {
+/// [`failed_audit`] for any command with a `--fail-on`, reading the audit
+/// the run made (the one its report shows).
+pub fn audit_gate(fail_on: Option<FailOn>, audit: Option<&Audit>) -> Option<String> {
     let level = match fail_on? {
         FailOn::Warn => rdblens_audit::Severity::Warn,
         FailOn::Crit => rdblens_audit::Severity::Crit,
     };
-    let audit = rdblens_audit::audit(summary);
+    let audit = audit?;
     let c = audit.counts;
     audit.fails(level).then(|| {
         format!(

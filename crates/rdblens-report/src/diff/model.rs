@@ -1,13 +1,8 @@
-//! `rdblens diff`: what changed between two summaries (yesterday's and
-//! today's snapshot, of one dump or of a whole cluster): growth and
-//! shrinkage per database, type, encoding and namespace, keys that became
-//! big, and expiry clusters that were not there before. As JSON
-//! (docs/json-schema.md, "The diff document") or tables.
+//! The diff model: both summaries compared once, field by field; its
+//! serialization is the diff document, and the tables read it.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::Write;
 
-use comfy_table::Cell;
 use rdblens_analysis::acc::bounded::BoundedMap;
 use rdblens_analysis::acc::counter::Counter;
 use rdblens_analysis::acc::expiry::{auto_width, ClusterRule, ExpiryCluster};
@@ -16,10 +11,8 @@ use rdblens_analysis::acc::top::{KeyRecord, Metric, TopKeys, TopSet};
 use rdblens_analysis::{KeyName, Summary};
 use serde::Serialize;
 
-use crate::format::{duration, human_bytes, short_key, thousands, utc};
-use crate::options::AUTO_BARS;
-use crate::table::{heading, right, table};
-use crate::ReportOptions;
+use crate::options::{ReportOptions, AUTO_BARS};
+
 
 /// Bumped on any incompatible change of the diff document.
 pub const DIFF_VERSION: u32 = 1;
@@ -30,19 +23,27 @@ const NAMESPACE_LEVELS: usize = 2;
 /// New minus old, per counter field.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Delta {
+    /// Keys.
     pub keys: i64,
+    /// Keys with an expiry time.
     pub keys_with_expiry: i64,
+    /// Estimated memory, bytes.
     pub memory: i64,
+    /// The keyspace's own overhead (dict entries), bytes.
     pub keyspace_overhead: i64,
+    /// Serialized size, bytes.
     pub serialized_bytes: i64,
+    /// Elements of collections.
     pub elements: i64,
 }
 
+/// `new - old`, clamped to the range of an `i64`.
 fn sub(new: u64, old: u64) -> i64 {
     (i128::from(new) - i128::from(old)).clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
 }
 
 impl Delta {
+    /// `new - old`, field by field (clamped, never wrapping).
     pub fn between(old: &Counter, new: &Counter) -> Self {
         Delta {
             keys: sub(new.keys, old.keys),
@@ -58,17 +59,24 @@ impl Delta {
 /// A group (database, type, encoding) in both summaries.
 #[derive(Serialize)]
 pub struct GroupDiff {
+    /// The group's name (`0` for db0, `hash`, `hash listpack`...).
     pub name: String,
+    /// Its figures in the old summary (zero when absent there).
     pub old: Counter,
+    /// Its figures in the new summary (zero when absent there).
     pub new: Counter,
+    /// New minus old.
     pub delta: Delta,
 }
 
 /// The totals in both summaries.
 #[derive(Serialize)]
 pub struct TotalsDiff {
+    /// The old summary's totals.
     pub old: Counter,
+    /// The new summary's totals.
     pub new: Counter,
+    /// New minus old.
     pub delta: Delta,
 }
 
@@ -77,11 +85,15 @@ pub struct TotalsDiff {
 /// figures are not known.
 #[derive(Serialize)]
 pub struct NamespaceDiff {
+    /// The prefix's last segment (its parent is the row's level above).
     pub prefix: KeyName,
     /// 1 for the first segment (`user`), 2 for the first two (`user:42`).
     pub level: usize,
+    /// Its figures in the old summary; null when folded there.
     pub old: Option<Counter>,
+    /// Its figures in the new summary; null when folded there.
     pub new: Option<Counter>,
+    /// New minus old, when both are known.
     pub delta: Option<Delta>,
 }
 
@@ -106,15 +118,18 @@ pub struct BecameBig<'s> {
 /// One side, as given.
 #[derive(Serialize)]
 pub struct SideJson<'s> {
+    /// Its files (paths or labels), in order.
     pub files: Vec<&'s str>,
     /// Reference time of the side's TTLs (its first file's snapshot time, or `--now`).
     pub now_ms: i64,
 }
 
+/// Expiry clusters of the new side that the old one did not have.
 #[derive(Serialize)]
 pub struct ExpiryDiff {
     /// Bucket width both sides were compared at.
     pub bucket_ms: i64,
+    /// Clusters found in the old side.
     pub old_clusters: usize,
     /// Clusters of the new side that overlap no cluster of the old one.
     pub new_clusters: Vec<ExpiryCluster>,
@@ -123,18 +138,30 @@ pub struct ExpiryDiff {
 /// The whole document.
 #[derive(Serialize)]
 pub struct DiffJson<'s> {
+    /// [`DIFF_VERSION`].
     pub diff_version: u32,
+    /// `rdblens`.
     pub tool: &'static str,
+    /// The version of rdblens that wrote it.
     pub tool_version: &'static str,
+    /// The old side.
     pub old: SideJson<'s>,
+    /// The new side.
     pub new: SideJson<'s>,
+    /// Totals of both sides.
     pub totals: TotalsDiff,
+    /// Per database, by number.
     pub databases: Vec<GroupDiff>,
+    /// Per type, by name.
     pub types: Vec<GroupDiff>,
+    /// Per type and encoding, by name.
     pub encodings: Vec<GroupDiff>,
     /// Prefixes whose figures changed, largest memory change first.
     pub namespaces: Vec<NamespaceDiff>,
+    /// Keys of the new top lists that were smaller or absent before, by
+    /// metric, biggest first.
     pub became_big: Vec<BecameBig<'s>>,
+    /// Expiry clusters that are new.
     pub expiry: ExpiryDiff,
 }
 
@@ -387,218 +414,15 @@ pub fn build<'s>(old: &'s Summary, new: &'s Summary, opts: &ReportOptions) -> Di
     }
 }
 
-pub fn to_json(old: &Summary, new: &Summary, opts: &ReportOptions) -> serde_json::Result<String> {
-    serde_json::to_string_pretty(&build(old, new, opts))
-}
-
-/// `+1.5 KiB`, `-512 B`, `0 B`.
-pub fn signed_bytes(d: i64) -> String {
-    match d {
-        0 => "0 B".into(),
-        d if d > 0 => format!("+{}", human_bytes(d.unsigned_abs())),
-        d => format!("-{}", human_bytes(d.unsigned_abs())),
-    }
-}
-
-/// `+1,234`, `-5`, `0`.
-pub fn signed_count(d: i64) -> String {
-    match d {
-        0 => "0".into(),
-        d if d > 0 => format!("+{}", thousands(d.unsigned_abs())),
-        d => format!("-{}", thousands(d.unsigned_abs())),
-    }
-}
-
-/// Change relative to the old value: `+12.5%`, `new`, `-`.
-fn change(old: u64, delta: i64) -> String {
-    if delta == 0 {
-        return "-".into();
-    }
-    if old == 0 {
-        return "new".into();
-    }
-    format!("{:+.1}%", delta as f64 * 100.0 / old as f64)
-}
-
-/// Columns of a table of groups before and after.
-fn old_new_header(label: &str) -> [&str; 8] {
-    [
-        label,
-        "keys old",
-        "keys new",
-        "change",
-        "memory old",
-        "memory new",
-        "change",
-        "",
-    ]
-}
-
-fn group_table(out: &mut String, opts: &ReportOptions, title: &str, label: &str, rows: &[GroupDiff]) {
-    heading(out, title);
-    let mut t = table(opts, &old_new_header(label));
-    for r in rows {
-        t.add_row(vec![
-            Cell::new(&r.name),
-            right(thousands(r.old.keys)),
-            right(thousands(r.new.keys)),
-            right(signed_count(r.delta.keys)),
-            right(human_bytes(r.old.memory)),
-            right(human_bytes(r.new.memory)),
-            right(signed_bytes(r.delta.memory)),
-            right(change(r.old.memory, r.delta.memory)),
-        ]);
-    }
-    let _ = writeln!(out, "{t}");
-}
-
-fn files_line(s: &SideJson<'_>) -> String {
-    let mut names: Vec<&str> = s.files.iter().take(3).copied().collect();
-    if s.files.len() > 3 {
-        names.push("...");
-    }
-    let files = match s.files.len() {
-        1 => String::new(),
-        n => format!("{n} files, "),
-    };
-    format!("{} ({files}snapshot {} UTC)", names.join(", "), utc(s.now_ms))
-}
-
-/// The diff as tables.
-pub fn to_table(old: &Summary, new: &Summary, opts: &ReportOptions) -> String {
-    let d = build(old, new, opts);
-    let mut out = String::new();
-    let _ = writeln!(out, "old: {}", files_line(&d.old));
-    let _ = writeln!(out, "new: {}", files_line(&d.new));
-    let t0 = &d.totals;
-    let _ = writeln!(
-        out,
-        "keys {} -> {} ({}), estimated memory {} -> {} ({}), serialized {} -> {} ({})",
-        thousands(t0.old.keys),
-        thousands(t0.new.keys),
-        signed_count(t0.delta.keys),
-        human_bytes(t0.old.memory),
-        human_bytes(t0.new.memory),
-        signed_bytes(t0.delta.memory),
-        human_bytes(t0.old.serialized_bytes),
-        human_bytes(t0.new.serialized_bytes),
-        signed_bytes(t0.delta.serialized_bytes)
-    );
-    group_table(&mut out, opts, "Databases", "db", &d.databases);
-    group_table(&mut out, opts, "Types", "type", &d.types);
-    group_table(&mut out, opts, "Encodings", "type encoding", &d.encodings);
-
-    heading(&mut out, "Namespaces: largest changes");
-    if d.namespaces.is_empty() {
-        let _ = writeln!(out, "no namespace changed");
-    } else {
-        let mut t = table(opts, &old_new_header("prefix"));
-        let unknown = || "?".to_string();
-        for r in d.namespaces.iter().take(opts.top) {
-            let indent = if r.level > 1 { "  " } else { "" };
-            t.add_row(vec![
-                Cell::new(format!("{indent}{}", short_key(r.prefix.as_bytes()))),
-                right(r.old.map_or_else(unknown, |c| thousands(c.keys))),
-                right(r.new.map_or_else(unknown, |c| thousands(c.keys))),
-                right(r.delta.map_or_else(unknown, |x| signed_count(x.keys))),
-                right(r.old.map_or_else(unknown, |c| human_bytes(c.memory))),
-                right(r.new.map_or_else(unknown, |c| human_bytes(c.memory))),
-                right(r.delta.map_or_else(unknown, |x| signed_bytes(x.memory))),
-                right(match (r.old, r.delta) {
-                    (Some(o), Some(x)) => change(o.memory, x.memory),
-                    _ => unknown(),
-                }),
-            ]);
-        }
-        let _ = writeln!(out, "{t}");
-        if d.namespaces.len() > opts.top {
-            let _ = writeln!(
-                out,
-                "(+{} more changed prefixes in the JSON output)",
-                thousands((d.namespaces.len() - opts.top) as u64)
-            );
-        }
-    }
-
-    heading(&mut out, "Keys that became big");
-    if d.became_big.is_empty() {
-        let _ = writeln!(out, "none: every key of the new top lists was as big before");
-    } else {
-        let mut t = table(opts, &["by", "db", "key", "type", "old", "new"]);
-        let show = |metric: Metric, v: u64| match metric {
-            Metric::Elements => thousands(v),
-            _ => human_bytes(v),
-        };
-        for metric in [Metric::Memory, Metric::Serialized, Metric::Elements] {
-            for r in d.became_big.iter().filter(|r| r.metric == metric).take(opts.top) {
-                let old = match (r.old_value, r.old_at_most) {
-                    (Some(v), _) => show(metric, v),
-                    (None, Some(v)) => format!("<= {}", show(metric, v)),
-                    (None, None) => "absent".into(),
-                };
-                t.add_row(vec![
-                    Cell::new(match metric {
-                        Metric::Serialized => "serialized",
-                        Metric::Elements => "elements",
-                        _ => "memory",
-                    }),
-                    right(r.key.db),
-                    Cell::new(short_key(r.key.key.as_bytes())),
-                    Cell::new(&r.key.type_name),
-                    right(old),
-                    right(show(metric, r.new_value)),
-                ]);
-            }
-        }
-        let _ = writeln!(out, "{t}");
-    }
-
-    heading(
-        &mut out,
-        &format!("New expiry clusters ({} buckets)", duration(d.expiry.bucket_ms)),
-    );
-    if d.expiry.new_clusters.is_empty() {
-        let _ = writeln!(
-            out,
-            "none ({} clusters in the old snapshot)",
-            d.expiry.old_clusters
-        );
-    } else {
-        let mut t = table(opts, &["from (UTC)", "to", "keys", "memory", "namespaces"]);
-        for c in &d.expiry.new_clusters {
-            let ns: Vec<String> = c
-                .namespaces
-                .iter()
-                .take(3)
-                .map(|(n, k)| format!("{n} ({k})"))
-                .collect();
-            t.add_row(vec![
-                Cell::new(utc(c.start_ms)),
-                Cell::new(utc(c.end_ms)),
-                right(thousands(c.keys)),
-                right(human_bytes(c.memory)),
-                Cell::new(ns.join(", ")),
-            ]);
-        }
-        let _ = writeln!(out, "{t}");
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn signed_formats() {
-        assert_eq!(signed_bytes(0), "0 B");
-        assert_eq!(signed_bytes(2048), "+2.0 KiB");
-        assert_eq!(signed_bytes(-10), "-10 B");
-        assert_eq!(signed_count(-1234), "-1,234");
-        assert_eq!(change(200, 50), "+25.0%");
-        assert_eq!(change(0, 5), "new");
-        assert_eq!(change(5, 0), "-");
+    fn clamped_difference() {
         assert_eq!(sub(0, u64::MAX), i64::MIN);
+        assert_eq!(sub(u64::MAX, 0), i64::MAX);
+        assert_eq!(sub(5, 7), -2);
     }
 
     #[test]

@@ -1,10 +1,7 @@
-//! The `shards` section: one row per input file (a shard of a cluster, or
-//! any dump of a combined report) and how unevenly keys and memory spread
-//! across them.
+//! The `shards` section as data: one row per input file (a shard of a
+//! cluster, or any dump of a combined report) and how unevenly keys and
+//! memory spread across them.
 
-use std::fmt::Write;
-
-use comfy_table::Cell;
 use rdblens_analysis::acc::counter::Counter;
 use rdblens_analysis::acc::top::KeyRecord;
 use rdblens_analysis::shard::{format_ranges, slot_ranges};
@@ -12,26 +9,32 @@ use rdblens_analysis::slot::SLOTS;
 use rdblens_analysis::Summary;
 use serde::Serialize;
 
-use crate::format::{human_bytes, percent, short_key, thousands};
-use crate::options::ReportOptions;
-use crate::table::{heading, right, table};
-
 /// One file's row.
 #[derive(Serialize)]
 pub struct ShardJson<'s> {
+    /// The file's path (or label).
     pub path: &'s str,
+    /// The file's figures.
     #[serde(flatten)]
     pub totals: Counter,
     /// Share of all memory (0-1).
     pub memory_share: f64,
     /// The biggest key by estimated memory (null without keys or with `--top 0`).
     pub biggest_key: Option<&'s KeyRecord>,
+    /// Slots holding keys.
     pub slots_used: u64,
     /// The slots holding keys, as `CLUSTER NODES` writes them but with
     /// commas: `0-5460,5462` (empty without keys).
     pub slot_ranges: String,
     #[serde(skip)]
     ranges: &'s [[u16; 2]],
+}
+
+impl ShardJson<'_> {
+    /// The slots holding keys, as inclusive ranges.
+    pub fn ranges(&self) -> &[[u16; 2]] {
+        self.ranges
+    }
 }
 
 /// How unevenly the shards are loaded.
@@ -50,7 +53,9 @@ pub struct ImbalanceJson<'s> {
 /// The section.
 #[derive(Serialize)]
 pub struct ShardsJson<'s> {
+    /// One row per file, in the order given.
     pub shards: Vec<ShardJson<'s>>,
+    /// How unevenly they are loaded.
     pub imbalance: ImbalanceJson<'s>,
     /// Slots holding keys in more than one file (a slot being migrated,
     /// files that are not shards of one cluster, or the same shard twice),
@@ -62,9 +67,17 @@ pub struct ShardsJson<'s> {
     overlapping: Vec<[u16; 2]>,
 }
 
+impl ShardsJson<'_> {
+    /// The slots holding keys in more than one file, as inclusive ranges.
+    pub fn overlapping(&self) -> &[[u16; 2]] {
+        &self.overlapping
+    }
+}
+
 const NO_RANGES: &[[u16; 2]] = &[];
 
-pub fn build(s: &Summary) -> ShardsJson<'_> {
+/// The section for the files of `s`.
+pub(crate) fn build(s: &Summary) -> ShardsJson<'_> {
     let total_memory: u64 = s
         .files
         .iter()
@@ -138,89 +151,4 @@ fn count(ranges: &[[u16; 2]]) -> u64 {
 
 fn ratio(part: u64, whole: u64) -> Option<f64> {
     (whole > 0).then(|| part as f64 / whole as f64)
-}
-
-/// Ranges for a table cell: the first few, then how many more.
-fn short_ranges(ranges: &[[u16; 2]]) -> String {
-    const SHOWN: usize = 3;
-    if ranges.is_empty() {
-        return "-".into();
-    }
-    let mut text = format_ranges(&ranges[..ranges.len().min(SHOWN)]);
-    if ranges.len() > SHOWN {
-        let _ = write!(text, " (+{} ranges)", thousands((ranges.len() - SHOWN) as u64));
-    }
-    text
-}
-
-/// The table: only for several files (one file is its own breakdown).
-pub fn render(out: &mut String, s: &Summary, opts: &ReportOptions) {
-    if s.files.len() < 2 {
-        return;
-    }
-    let j = build(s);
-    heading(out, &format!("Shards ({} files)", s.files.len()));
-    let mut t = table(
-        opts,
-        &[
-            "file",
-            "keys",
-            "expiring",
-            "memory",
-            "share",
-            "biggest key (memory)",
-            "slots",
-            "slot ranges",
-        ],
-    );
-    for x in &j.shards {
-        let biggest = x.biggest_key.map_or("-".into(), |k| {
-            format!("{} ({})", short_key(k.key.as_bytes()), human_bytes(k.memory))
-        });
-        t.add_row(vec![
-            Cell::new(x.path),
-            right(thousands(x.totals.keys)),
-            right(thousands(x.totals.keys_with_expiry)),
-            right(human_bytes(x.totals.memory)),
-            right(percent(x.totals.memory, s.keys.totals.memory)),
-            Cell::new(biggest),
-            right(thousands(x.slots_used)),
-            Cell::new(short_ranges(x.ranges)),
-        ]);
-    }
-    let _ = writeln!(out, "{t}");
-    let i = &j.imbalance;
-    let line = |what: &str, r: Option<f64>, who: Option<&str>| match (r, who) {
-        (Some(r), Some(who)) => format!("{what} max/mean {r:.2} (heaviest: {who})"),
-        _ => format!("{what} max/mean -"),
-    };
-    let _ = writeln!(
-        out,
-        "imbalance: {}; {}",
-        line("memory", i.memory_max_over_mean, i.heaviest_by_memory),
-        line("keys", i.keys_max_over_mean, i.heaviest_by_keys)
-    );
-    if j.overlapping_slots_count > 0 {
-        let _ = writeln!(
-            out,
-            "{} slots hold keys in more than one file: {}",
-            thousands(j.overlapping_slots_count),
-            short_ranges(&j.overlapping)
-        );
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn short_ranges_shows_the_first_few() {
-        assert_eq!(short_ranges(&[]), "-");
-        assert_eq!(short_ranges(&[[0, 5460]]), "0-5460");
-        assert_eq!(
-            short_ranges(&[[0, 1], [3, 3], [5, 9], [11, 11], [13, 13]]),
-            "0-1,3,5-9 (+2 ranges)"
-        );
-    }
 }

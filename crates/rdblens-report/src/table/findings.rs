@@ -7,14 +7,15 @@ use std::fmt::Write;
 use comfy_table::Cell;
 use rdblens_audit::{Audit, Finding, Scope};
 
+use crate::cells::{heading, right, table};
 use crate::format::{duration, human_bytes, percent, short_key, thousands, utc};
 use crate::options::ReportOptions;
-use crate::table::{heading, right, table};
 
 /// Example keys shown per grouped finding.
 const EXAMPLES: usize = 3;
 
-pub fn scope_text(s: &Scope) -> String {
+/// Where a finding is, in a few words.
+fn scope_text(s: &Scope) -> String {
     match s {
         Scope::Key { db, key } => format!("db{db} {}", short_key(key.as_bytes())),
         Scope::Namespace { namespace } => format!("namespace {namespace}"),
@@ -60,7 +61,7 @@ fn bytes_or_dash(v: Option<u64>) -> String {
 }
 
 /// Renders an audit.
-pub fn render(out: &mut String, a: &Audit, opts: &ReportOptions) {
+pub(crate) fn render(out: &mut String, a: &Audit, opts: &ReportOptions) {
     let c = &a.counts;
     heading(
         out,

@@ -1,0 +1,102 @@
+//! Tables of keys: the biggest keys (section `bigkeys`) and the coldest and
+//! hottest keys with their idle-time and frequency bars (section `access`).
+
+use comfy_table::Cell;
+use rdblens_analysis::acc::access::Access;
+use rdblens_analysis::acc::top::KeyRecord;
+
+use crate::cells::{bars_table, heading, right, table};
+use crate::format::{duration, human_bytes, short_key, thousands};
+use crate::model::{length_bars, ReportJson, TopJson};
+use crate::options::{ReportOptions, SortBy};
+
+fn ttl_cell(expiry_ms: Option<i64>, now_ms: i64) -> String {
+    match expiry_ms {
+        None => "-".into(),
+        Some(t) if t <= now_ms => "expired".into(),
+        Some(t) => duration(t.saturating_sub(now_ms)),
+    }
+}
+
+fn keys_table(opts: &ReportOptions, rows: &[KeyRecord], now_ms: i64, n: usize) -> String {
+    let mut t = table(
+        opts,
+        &[
+            "#",
+            "db",
+            "key",
+            "type",
+            "encoding",
+            "elements",
+            "memory",
+            "serialized",
+            "max elem",
+            "ttl",
+        ],
+    );
+    for (i, r) in rows.iter().take(n).enumerate() {
+        t.add_row(vec![
+            right(i + 1),
+            right(r.db),
+            Cell::new(short_key(r.key.as_bytes())),
+            Cell::new(&r.type_name),
+            Cell::new(&r.encoding),
+            right(thousands(r.elements)),
+            right(human_bytes(r.memory)),
+            right(human_bytes(r.serialized_bytes)),
+            right(human_bytes(r.max_element_len)),
+            right(ttl_cell(r.expiry_ms, now_ms)),
+        ]);
+    }
+    format!("{t}\n")
+}
+
+/// The three overall top lists (`--sort` first), then each type's by memory.
+pub(crate) fn bigkeys(out: &mut String, r: &ReportJson<'_>, top: &TopJson<'_>) {
+    let opts = r.options;
+    let memory = ("estimated memory", top.by_memory);
+    let serialized = ("serialized size", top.by_serialized);
+    let elements = ("element count", top.by_elements);
+    let order = match opts.sort {
+        SortBy::Memory => [memory, serialized, elements],
+        SortBy::Serialized => [serialized, memory, elements],
+        SortBy::Elements => [elements, memory, serialized],
+    };
+    for (what, keys) in order {
+        heading(out, &format!("Biggest keys by {what}"));
+        out.push_str(&keys_table(opts, keys, r.now_ms, opts.top));
+    }
+    for (t, lists) in r.top_keys_per_type.iter().flatten() {
+        heading(out, &format!("Biggest {t} keys by memory"));
+        out.push_str(&keys_table(opts, lists.by_memory, r.now_ms, opts.top.min(5)));
+    }
+}
+
+/// Idle times (LRU) and access frequencies (LFU), with the keys at the ends.
+pub(crate) fn access(out: &mut String, r: &ReportJson<'_>, a: &Access) {
+    let opts = r.options;
+    if a.idle_seconds.count > 0 {
+        heading(out, "Idle time (LRU)");
+        let rows: Vec<(String, u64, String)> = length_bars(&a.idle_seconds)
+            .into_iter()
+            // Idle times come from the file: any u64 (fuzz_regressions/analyze).
+            .map(|(from, k)| {
+                let ms = i64::try_from(from).unwrap_or(i64::MAX).saturating_mul(1000);
+                (format!(">= {}", duration(ms)), k, String::new())
+            })
+            .collect();
+        out.push_str(&bars_table(opts, "idle", &rows));
+        heading(out, "Coldest keys");
+        out.push_str(&keys_table(opts, &a.coldest.keys, r.now_ms, opts.top.min(10)));
+    }
+    if a.lfu_freq.count > 0 {
+        heading(out, "Access frequency (LFU counter)");
+        let rows: Vec<(String, u64, String)> = length_bars(&a.lfu_freq)
+            .into_iter()
+            .map(|(from, k)| (format!(">= {from}"), k, String::new()))
+            .collect();
+        out.push_str(&bars_table(opts, "LFU counter", &rows));
+        heading(out, "Hottest keys");
+        out.push_str(&keys_table(opts, &a.hottest.keys, r.now_ms, opts.top.min(10)));
+    }
+}
