@@ -32,6 +32,8 @@ pub mod json;
 pub mod model;
 mod options;
 pub mod table;
+#[cfg(test)]
+mod tests;
 
 use rdblens_analysis::Summary;
 

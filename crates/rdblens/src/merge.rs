@@ -77,8 +77,14 @@ pub fn run(args: &MergeArgs, report_opts: ReportOptions) -> Result<(Summary, Opt
             ..report_opts
         };
         let format = args.format.unwrap_or(Format::Table);
-        render(&merged.summary, format, report_opts, output.is_some(), args.fail_on)
-            .and_then(|(text, audit)| write_text(output, &text).map(|()| audit))
+        render(
+            &merged.summary,
+            format,
+            report_opts,
+            output.is_some(),
+            args.fail_on,
+        )
+        .and_then(|(text, audit)| write_text(output, &text).map(|()| audit))
     };
     let audit = written.map_err(SummaryError::Input)?;
     Ok((merged.summary, audit))

@@ -261,7 +261,11 @@ pub fn prepare(args: &ReportArgs) -> Result<(Options, ReportOptions)> {
 
 /// Runs the command; returns the summary and the audit (when `--fail-on`
 /// or a section asked for it; it ran once) for exit-code decisions.
-pub fn run(args: &ReportArgs, opts: &Options, report_opts: ReportOptions) -> Result<(Summary, Option<Audit>)> {
+pub fn run(
+    args: &ReportArgs,
+    opts: &Options,
+    report_opts: ReportOptions,
+) -> Result<(Summary, Option<Audit>)> {
     let summary = analyze_files(&args.files, &args.label, opts, args.quiet)?;
     let in_files = summary.files.iter().map(|f| f.keys).sum();
     crate::common::note_if_nothing_matched(&opts.filter, summary.keys.totals.keys, in_files);
@@ -378,4 +382,40 @@ pub fn audit_gate(fail_on: Option<FailOn>, audit: Option<&Audit>) -> Option<Stri
             c.crit, c.warn
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn render_keeps_the_audit_it_ran_for_the_gate() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/rules/bigkeys.rdb");
+        let data = std::fs::read(path).unwrap(); // ok: unit test
+        let opts = Options {
+            threads: 1,
+            ..Options::default()
+        };
+        let summary = rdblens_analysis::analyze_bytes(&data, "bigkeys.rdb", &opts).unwrap(); // ok: unit test
+        let ttl = rendering(&["ttl".to_string()], 20, "auto", SortBy::Memory).unwrap(); // ok: unit test
+        let (text, audit) = render(&summary, Format::Table, ttl.clone(), true, None).unwrap(); // ok: unit test
+        assert!(audit.is_none() && !text.contains("Findings"));
+        for format in [Format::Table, Format::Json, Format::Html] {
+            let (_, audit) = render(&summary, format, ttl.clone(), true, Some(FailOn::Crit)).unwrap(); // ok: unit test
+            let why = audit_gate(Some(FailOn::Crit), audit.as_ref());
+            assert_eq!(
+                why.as_deref(),
+                Some("--fail-on crit: the audit found 1 crit and 8 warn findings")
+            );
+        }
+        // The findings section shows the audit the gate reads.
+        let all = rendering(&[], 20, "auto", SortBy::Memory).unwrap(); // ok: unit test
+        let (text, audit) = render(&summary, Format::Table, all, true, None).unwrap(); // ok: unit test
+        let audit = audit.unwrap(); // ok: unit test
+        assert!(text.contains(&format!(
+            "== Findings ({} crit, {} warn, {} info) ==",
+            audit.counts.crit, audit.counts.warn, audit.counts.info
+        )));
+        assert_eq!(audit_gate(None, Some(&audit)), None);
+    }
 }

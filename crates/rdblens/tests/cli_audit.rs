@@ -127,6 +127,21 @@ fn fail_on_exit_codes() {
         .args(["report", HASHTAG, "--fail-on", "crit"])
         .assert()
         .code(0);
+    // Whatever the output, the gate reads the audit the run made.
+    for output in [
+        ["--format", "json"],
+        ["--format", "html"],
+        ["--summary-only", "--quiet"],
+    ] {
+        rdblens()
+            .args(["report", BIGKEYS, "--fail-on", "crit", "--section", "ttl"])
+            .args(output)
+            .assert()
+            .code(1)
+            .stderr(contains(
+                "--fail-on crit: the audit found 1 crit and 8 warn findings",
+            ));
+    }
     // Raising the threshold clears the gate; disabling the rule too.
     rdblens()
         .args([

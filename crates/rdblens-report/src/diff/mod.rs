@@ -8,7 +8,8 @@ mod model;
 mod table;
 
 pub use model::{
-    build, BecameBig, Delta, DiffJson, ExpiryDiff, GroupDiff, NamespaceDiff, SideJson, TotalsDiff, DIFF_VERSION,
+    build, BecameBig, Delta, DiffJson, ExpiryDiff, GroupDiff, NamespaceDiff, SideJson, TotalsDiff,
+    DIFF_VERSION,
 };
 pub use table::{signed_bytes, signed_count, to_table};
 

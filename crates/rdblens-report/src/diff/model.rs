@@ -13,7 +13,6 @@ use serde::Serialize;
 
 use crate::options::{ReportOptions, AUTO_BARS};
 
-
 /// Bumped on any incompatible change of the diff document.
 pub const DIFF_VERSION: u32 = 1;
 

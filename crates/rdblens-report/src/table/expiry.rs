@@ -13,10 +13,7 @@ use crate::options::AUTO_BARS;
 
 /// The time-to-live buckets as bars.
 pub(crate) fn ttl(out: &mut String, r: &ReportJson<'_>, buckets: &[TtlBucketJson]) {
-    heading(
-        out,
-        &format!("Time to live (relative to {} UTC)", utc(r.now_ms)),
-    );
+    heading(out, &format!("Time to live (relative to {} UTC)", utc(r.now_ms)));
     let rows: Vec<(String, u64, String)> = buckets
         .iter()
         .map(|b| (b.bucket.to_string(), b.keys, human_bytes(b.memory)))

@@ -117,7 +117,10 @@ pub(crate) fn key_names(out: &mut String, r: &ReportJson<'_>, n: &KeyNamesJson) 
 pub(crate) fn prefixes(out: &mut String, r: &ReportJson<'_>, p: &PrefixesJson<'_>) {
     let total = r.totals.memory;
     heading(out, &format!("Namespaces (separator '{}')", p.separator));
-    let mut t = table(r.options, &["prefix", "keys", "memory", "share of memory", "no ttl"]);
+    let mut t = table(
+        r.options,
+        &["prefix", "keys", "memory", "share of memory", "no ttl"],
+    );
     for node in p.namespaces.iter().take(r.options.top) {
         let add = |t: &mut Table, indent: &str, n: &PrefixJson| {
             t.add_row(vec![

@@ -1,0 +1,160 @@
+//! One model, rendered twice: the table and the JSON read the same figures,
+//! and the audit runs once per model (counted by `model::AUDITS_RUN`).
+
+use std::cell::Cell;
+
+use rdblens_analysis::{analyze_bytes, Options, Summary};
+use serde_json::Value;
+
+use crate::format::{human_bytes, quote_key, thousands};
+use crate::model::{AuditWhen, ReportJson, AUDITS_RUN};
+use crate::options::{ReportOptions, Section};
+use crate::{json, table};
+
+fn analyzed(name: &str) -> Summary {
+    let path = format!("{}/../../fixtures/rules/{name}.rdb", env!("CARGO_MANIFEST_DIR"));
+    let data = std::fs::read(&path).expect("the fixture reads"); // ok: unit test
+    let opts = Options {
+        threads: 1,
+        ..Options::default()
+    };
+    analyze_bytes(&data, name, &opts).expect("the fixture analyses") // ok: unit test
+}
+
+/// Two rule fixtures in one summary: expiry clusters, big keys, findings of
+/// every severity, two shards.
+fn summary() -> Summary {
+    let mut s = analyzed("expiry");
+    s.merge(analyzed("bigkeys")).expect("the summaries merge"); // ok: unit test
+    s
+}
+
+fn audits_run() -> usize {
+    AUDITS_RUN.with(Cell::get)
+}
+
+/// The lines after the heading `== title ==`.
+fn after<'t>(text: &'t str, title: &str) -> impl Iterator<Item = &'t str> {
+    let heading = format!("== {title} ==");
+    text.lines().skip_while(move |l| *l != heading).skip(1)
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().expect("a number") // ok: unit test
+}
+
+#[test]
+fn table_and_json_of_one_model_agree() {
+    let s = summary();
+    let mut opts = ReportOptions::default();
+    opts.sections.push(Section::Plans);
+    let before = audits_run();
+    let model = ReportJson::build(&s, &opts, AuditWhen::Shown);
+    let text = table::render(&model);
+    let doc: Value = serde_json::from_str(&json::render(&model).expect("serializes")).expect("parses"); // ok: unit test
+    assert_eq!(
+        audits_run() - before,
+        1,
+        "one audit for the findings, the plans and both renderers"
+    );
+
+    // Totals: 4,000 keys of `expiry` and 8 of `bigkeys`.
+    let keys = u(&doc["totals"]["keys"]);
+    let memory = u(&doc["totals"]["memory"]);
+    assert_eq!(keys, 4_008);
+    let overview = text
+        .lines()
+        .find(|l| l.starts_with("snapshot time"))
+        .expect("overview"); // ok: unit test
+    assert!(
+        overview.contains(&format!("; {} keys, ", thousands(keys))),
+        "{overview}"
+    );
+    assert!(
+        overview.contains(&format!("estimated memory {} (", human_bytes(memory))),
+        "{overview}"
+    );
+
+    // The biggest key: the first row of the first big-key table.
+    let top = &doc["top_keys"]["by_memory"][0];
+    let name = top["key"].as_str().expect("a UTF-8 key"); // ok: unit test
+    let row = after(&text, "Biggest keys by estimated memory")
+        .nth(2)
+        .expect("a row"); // ok: unit test
+    assert!(row.starts_with("|  1 |"), "{row}");
+    assert!(row.contains(&quote_key(name.as_bytes())), "{row} lacks {name}");
+    assert!(
+        row.contains(&format!(" {} |", human_bytes(u(&top["memory"])))),
+        "{row}"
+    );
+
+    // The first expiry cluster: the 1,200 flash-sale keys.
+    let cluster = &doc["expiry"]["clusters"][0];
+    assert_eq!(u(&cluster["keys"]), 1_200);
+    let line = after(&text, "Expiry clusters").next().expect("a cluster"); // ok: unit test
+    assert!(
+        line.starts_with(&format!("{} keys, ", thousands(u(&cluster["keys"])))),
+        "{line}"
+    );
+    assert!(line.contains(&human_bytes(u(&cluster["memory"]))), "{line}");
+
+    // Findings: the counts in the heading, one table row per listed finding.
+    let c = &doc["audit"]["counts"];
+    let listed = doc["findings"].as_array().map_or(0, Vec::len);
+    assert!(u(&c["crit"]) >= 1 && u(&c["warn"]) >= 2, "{c}");
+    let title = format!(
+        "Findings ({} crit, {} warn, {} info)",
+        u(&c["crit"]),
+        u(&c["warn"]),
+        u(&c["info"])
+    );
+    let rows = after(&text, &title)
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .count();
+    assert_eq!(rows, listed);
+    assert!(listed >= 3);
+
+    // Shards: one row per file, same share of memory.
+    let shards = doc["shards"]["shards"].as_array().expect("shards"); // ok: unit test
+    assert_eq!(shards.len(), 2);
+    let rows: Vec<&str> = after(&text, "Shards (2 files)").skip(2).take(2).collect();
+    for (row, shard) in rows.iter().zip(shards) {
+        assert!(
+            row.starts_with(&format!("| {}", shard["path"].as_str().unwrap_or("?"))),
+            "{row}"
+        );
+        assert!(
+            row.contains(&format!(" {} |", thousands(u(&shard["keys"])))),
+            "{row}"
+        );
+    }
+    // The plans come from the same audit.
+    assert!(doc["plans"].is_object());
+    assert_eq!(model.audit().map(|a| a.findings.len()), Some(listed));
+}
+
+#[test]
+fn the_audit_runs_once_and_only_when_needed() {
+    let s = summary();
+    let opts = ReportOptions {
+        sections: vec![Section::Ttl],
+        ..ReportOptions::default()
+    };
+    let before = audits_run();
+    let model = ReportJson::build(&s, &opts, AuditWhen::Shown);
+    let doc = json::render(&model).expect("serializes"); // ok: unit test
+    table::render(&model);
+    assert_eq!(audits_run(), before, "no section shows the audit");
+    assert!(model.audit().is_none());
+    assert!(!doc.contains("\"findings\"") && !doc.contains("\"audit\""));
+
+    // For a `--fail-on` gate: run, kept, not shown.
+    let model = ReportJson::build(&s, &opts, AuditWhen::Always);
+    let doc = json::render(&model).expect("serializes"); // ok: unit test
+    let text = table::render(&model);
+    assert_eq!(audits_run(), before + 1);
+    assert!(!doc.contains("\"findings\"") && !text.contains("== Findings"));
+    let audit = model.into_audit().expect("the audit ran"); // ok: unit test
+    assert!(audit.fails(rdblens_audit::Severity::Crit));
+}
