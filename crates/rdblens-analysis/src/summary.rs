@@ -194,6 +194,11 @@ impl KeyStats {
     /// call once the keys are added, before reading. Merging does it too.
     pub fn finish(&mut self) {
         self.expiry.flush();
+        self.top.finish();
+        self.limits.finish();
+        self.key_names.finish();
+        self.access.finish();
+        self.rules.finish();
     }
 
     pub fn add_damage(&mut self, d: Damage) {

@@ -28,4 +28,7 @@ pub trait Accumulate {
     fn add(&mut self, facts: &KeyFacts<'_>);
     /// Folds `other` in; must be associative and commutative.
     fn merge(&mut self, other: Self);
+    /// Completes what `add` buffers (top-N lists with a large N); call once
+    /// after the last `add`, before reading. A merge completes both sides.
+    fn finish(&mut self) {}
 }
