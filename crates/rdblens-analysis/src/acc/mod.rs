@@ -17,6 +17,7 @@ pub mod limits;
 pub mod names;
 pub mod prefix;
 pub mod rules;
+pub mod sizes;
 pub mod slots;
 pub mod top;
 pub mod ttl;
