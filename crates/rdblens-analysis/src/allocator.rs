@@ -34,6 +34,7 @@ use rdblens_memory::allocator::{keyspace_tables, Choice, Evidence, BASELINE};
 use rdblens_memory::{Estimate, Estimator, Profile};
 use rdblens_parser::{Entry, Rdb, Record, Scratch};
 
+use crate::options::Options;
 use crate::release::Releaser;
 
 /// A key of this many bytes (see [`sampling_size`]) or more is always
@@ -182,15 +183,14 @@ pub(crate) fn choose(
     aux: &BTreeMap<String, String>,
     profile: &Profile,
     writer: &Profile,
-    flag: Option<u64>,
-    sample_from: usize,
+    opts: &Options,
     pool: &rayon::ThreadPool,
     releaser: Option<&Releaser<'_>>,
 ) -> Choice {
-    match without_evidence(aux, profile, writer, flag) {
+    match without_evidence(aux, profile, writer, opts.quantum) {
         Ok(choice) => choice,
         Err(used_mem) => {
-            let sampler = Sampler::for_file(rdb.data().len(), sample_from);
+            let sampler = Sampler::for_file(rdb.data().len(), opts.sample_evidence_from);
             evidence(rdb, profile, sampler, pool, releaser).decide(profile, used_mem)
         }
     }

@@ -268,10 +268,8 @@ pub(crate) fn prepare<'a>(
         rdb.version(),
         rdb.dialect(),
     );
-    let separate = |profile: &Profile| {
-        let from = opts.sample_evidence_from;
-        crate::allocator::choose(&rdb, &aux, profile, &writer, opts.quantum, from, &pool, releaser)
-    };
+    let separate =
+        |profile: &Profile| crate::allocator::choose(&rdb, &aux, profile, &writer, opts, &pool, releaser);
     let (allocator, deferred) = match pass {
         AllocatorPass::Decided(choice) => (choice, None),
         AllocatorPass::InMainPass if opts.filter.is_empty() => {

@@ -39,8 +39,16 @@ fn evidence_summed_in_the_main_pass_keeps_every_figure() {
             separate.files[0].allocator.as_ref().unwrap(),
             in_pass.files[0].allocator.as_ref().unwrap(),
         );
-        assert!(!b.reason.contains("not summed"), "{file}: the guess was reported: {}", b.reason);
-        assert!(["used-mem", "unclear"].contains(&b.basis.as_str()), "{file}: {}", b.basis);
+        assert!(
+            !b.reason.contains("not summed"),
+            "{file}: the guess was reported: {}",
+            b.reason
+        );
+        assert!(
+            ["used-mem", "unclear"].contains(&b.basis.as_str()),
+            "{file}: {}",
+            b.basis
+        );
         if a.quantum == b.quantum {
             // Same build: every per-key estimate is the same (estimating a
             // sampled key for both builds changes none of its facts).
