@@ -16,7 +16,8 @@ use crate::facts::KeyFacts;
 use crate::options::Options;
 use crate::pipeline::{batch_facts, batch_start, file_info, prepare, walk, walker_panicked, Batch};
 use crate::release::Releaser;
-use crate::summary::{Damage, FileInfo, Settings};
+use crate::settings::Settings;
+use crate::summary::{Damage, FileInfo};
 
 /// Batches per worker in one wave: enough to keep every worker busy while
 /// one batch of the wave is slow.

@@ -66,7 +66,7 @@ pub fn run(args: &MergeArgs, report_opts: ReportOptions) -> Result<Summary, Summ
     let merged = read_and_merge(&args.files)?;
     let output = args.output.as_deref();
     let written = if args.summary_only {
-        merged.write(output)
+        crate::summary_file::write(&merged, output)
     } else {
         let report_opts = ReportOptions {
             top: args.top.unwrap_or(merged.summary.settings.top),

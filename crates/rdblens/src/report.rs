@@ -9,7 +9,6 @@ use rdblens_analysis::{Options, Summary};
 use rdblens_report::{ReportOptions, Section};
 
 use crate::common::{FilterArgs, ModelArgs};
-use crate::summary_file::{Shaping, SummaryFile};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Format {
@@ -267,9 +266,9 @@ pub fn run(args: &ReportArgs, opts: &Options, report_opts: ReportOptions) -> Res
         strict_check(&summary)?;
     }
     if args.summary_only {
-        let mut file = SummaryFile::new(summary, Shaping::of(opts));
+        let mut file = rdblens_analysis::SummaryFile::new(summary);
         file.host = crate::summary_file::host_name();
-        file.write(args.output.as_deref())?;
+        crate::summary_file::write(&file, args.output.as_deref())?;
         return Ok(file.summary);
     }
     let format = args.format.unwrap_or(Format::Table);

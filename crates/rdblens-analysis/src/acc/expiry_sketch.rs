@@ -90,6 +90,11 @@ impl NamespaceSketch {
         }
     }
 
+    /// The counters of every row of every level.
+    pub fn rows(&self) -> impl Iterator<Item = &[u32]> {
+        self.counters.chunks(WIDTH)
+    }
+
     pub fn bytes(&self) -> usize {
         self.counters.len() * 4
     }
