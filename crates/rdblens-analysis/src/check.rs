@@ -269,11 +269,14 @@ impl Summary {
             }
             Ok(())
         })?;
+        c.at("keys", |c| key_stats(c, self))?;
+        // Each file's own figures add up to the whole (summaries written
+        // before files had them have none).
         let shards: Option<Vec<&Counter>> = self.files.iter().map(|f| f.shard.as_ref().map(|s| &s.totals)).collect();
-        if let Some(shards) = shards {
-            c.counters_add_up("files", shards, "keys.totals", &self.keys.totals)?;
+        match shards {
+            Some(shards) => c.counters_add_up("files", shards, "keys.totals", &self.keys.totals),
+            None => Ok(()),
         }
-        c.at("keys", |c| key_stats(c, self))
     }
 }
 
