@@ -96,6 +96,43 @@ impl<'de> Deserialize<'de> for SummaryFile {
     }
 }
 
+/// A summary file's marker and layout version, read on their own when the
+/// whole does not parse.
+struct Head {
+    format: Option<String>,
+    summary_version: Option<u64>,
+    tool_version: Option<String>,
+}
+
+impl Head {
+    fn of(data: &[u8], name: &str) -> Result<Head, SummaryError> {
+        #[derive(Deserialize)]
+        struct Raw {
+            format: Option<serde_json::Value>,
+            summary_version: Option<serde_json::Value>,
+            tool_version: Option<serde_json::Value>,
+        }
+        let raw: Raw = serde_json::from_slice(data)
+            .map_err(|e| SummaryError::Invalid(format!("{name}: not an rdblens summary file: {e}")))?;
+        let text = |v: Option<serde_json::Value>| v.and_then(|v| v.as_str().map(str::to_string));
+        let format = text(raw.format);
+        let summary_version = match raw.summary_version {
+            None => None,
+            Some(v) if format.as_deref() == Some(FORMAT) => Some(v.as_u64().ok_or_else(|| {
+                SummaryError::Invalid(format!(
+                    "{name}: damaged rdblens summary file: summary_version: {v}, not a version number"
+                ))
+            })?),
+            Some(_) => None,
+        };
+        Ok(Head {
+            format,
+            summary_version,
+            tool_version: text(raw.tool_version),
+        })
+    }
+}
+
 /// Why a summary file cannot be used.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SummaryError {
@@ -142,48 +179,48 @@ impl SummaryFile {
                 MAX_SUMMARY_BYTES >> 20
             )));
         }
-        // The marker and version first, so that another document (a report,
-        // a summary of another layout) gets a message saying what it is.
-        #[derive(Deserialize)]
-        struct Head {
-            format: Option<serde_json::Value>,
-            summary_version: Option<serde_json::Value>,
-            tool_version: Option<serde_json::Value>,
-        }
-        let head: Head = serde_json::from_slice(data)
-            .map_err(|e| SummaryError::Invalid(format!("{name}: not an rdblens summary file: {e}")))?;
-        if head.format.as_ref().and_then(|f| f.as_str()) != Some(FORMAT) {
+        let damaged = |e: String| SummaryError::Invalid(format!("{name}: damaged rdblens summary file: {e}"));
+        let mut de = serde_json::Deserializer::from_slice(data);
+        let parsed = serde_path_to_error::deserialize::<_, SummaryFile>(&mut de)
+            .map_err(|e| {
+                let at = e.path().to_string();
+                if at == "." {
+                    e.inner().to_string()
+                } else {
+                    format!("{at}: {}", e.inner())
+                }
+            })
+            // Nothing but white space after the object.
+            .and_then(|f| de.end().map(|()| f).map_err(|e| e.to_string()));
+        // The marker and the version before any damage, so that another
+        // document (a report, a summary of another layout) gets a message
+        // saying what it is. Read again only when the whole did not parse:
+        // one pass over the file otherwise.
+        let (format, version, tool_version) = match &parsed {
+            Ok(f) => (
+                Some(f.format.clone()),
+                Some(u64::from(f.summary_version)),
+                Some(f.tool_version.clone()),
+            ),
+            Err(_) => {
+                let head = Head::of(data, name)?;
+                (head.format, head.summary_version, head.tool_version)
+            }
+        };
+        if format.as_deref() != Some(FORMAT) {
             return Err(SummaryError::Invalid(format!(
                 "{name}: not an rdblens summary file (no \"format\": \"{FORMAT}\"; summaries are written by `rdblens report --format json --summary-only`)"
             )));
         }
-        let version = match &head.summary_version {
-            None => 0,
-            Some(v) => v.as_u64().ok_or_else(|| {
-                SummaryError::Invalid(format!(
-                    "{name}: damaged rdblens summary file: summary_version: {v}, not a version number"
-                ))
-            })?,
-        };
+        let version = version.unwrap_or(0);
         if version != u64::from(SUMMARY_VERSION) {
             return Err(SummaryError::Mismatch(format!(
                 "{name}: summary_version {version} (written by rdblens {}), this rdblens {} reads summary_version {SUMMARY_VERSION}: make every summary with the same rdblens version",
-                head.tool_version.as_ref().and_then(|v| v.as_str()).unwrap_or("?"),
+                tool_version.as_deref().unwrap_or("?"),
                 env!("CARGO_PKG_VERSION")
             )));
         }
-        let damaged = |e: String| SummaryError::Invalid(format!("{name}: damaged rdblens summary file: {e}"));
-        let mut de = serde_json::Deserializer::from_slice(data);
-        let file: SummaryFile = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-            let at = e.path().to_string();
-            if at == "." {
-                damaged(e.inner().to_string())
-            } else {
-                damaged(format!("{at}: {}", e.inner()))
-            }
-        })?;
-        // Nothing but white space after the object.
-        de.end().map_err(|e| damaged(e.to_string()))?;
+        let file = parsed.map_err(damaged)?;
         file.summary.check().map_err(|e| damaged(e.to_string()))?;
         Ok(file)
     }
