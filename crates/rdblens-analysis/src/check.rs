@@ -81,7 +81,11 @@ impl Checker {
     }
 
     /// An error at `field` under the current path.
-    pub(crate) fn fail_at(&mut self, field: impl std::fmt::Display, message: impl Into<String>) -> CheckError {
+    pub(crate) fn fail_at(
+        &mut self,
+        field: impl std::fmt::Display,
+        message: impl Into<String>,
+    ) -> CheckError {
         let message = message.into();
         self.at(field, |c| c.fail(message))
     }
@@ -157,7 +161,11 @@ impl Checker {
                 ("keys", sum.keys, total.keys),
                 ("keys_with_expiry", sum.keys_with_expiry, total.keys_with_expiry),
                 ("memory", sum.memory, total.memory),
-                ("keyspace_overhead", sum.keyspace_overhead, total.keyspace_overhead),
+                (
+                    "keyspace_overhead",
+                    sum.keyspace_overhead,
+                    total.keyspace_overhead,
+                ),
                 ("serialized_bytes", sum.serialized_bytes, total.serialized_bytes),
                 ("elements", sum.elements, total.elements),
             ] {
@@ -272,7 +280,11 @@ impl Summary {
         c.at("keys", |c| key_stats(c, self))?;
         // Each file's own figures add up to the whole (summaries written
         // before files had them have none).
-        let shards: Option<Vec<&Counter>> = self.files.iter().map(|f| f.shard.as_ref().map(|s| &s.totals)).collect();
+        let shards: Option<Vec<&Counter>> = self
+            .files
+            .iter()
+            .map(|f| f.shard.as_ref().map(|s| &s.totals))
+            .collect();
         match shards {
             Some(shards) => c.counters_add_up("files", shards, "keys.totals", &self.keys.totals),
             None => Ok(()),
@@ -291,7 +303,10 @@ fn shard(c: &mut Checker, s: &ShardStats) -> Checked {
         if u32::from(from) < next || from > to || usize::from(to) >= SLOTS {
             return Err(c.fail_at(
                 format!("slot_ranges[{i}]"),
-                format!("[{from}, {to}]: ranges are in order, apart, within 0-{}", SLOTS - 1),
+                format!(
+                    "[{from}, {to}]: ranges are in order, apart, within 0-{}",
+                    SLOTS - 1
+                ),
             ));
         }
         next = u32::from(to) + 2;
@@ -310,7 +325,11 @@ fn key_stats(c: &mut Checker, s: &Summary) -> Checked {
         Ok(())
     })?;
     c.counters_add_up("databases", k.databases.values(), "totals", totals)?;
-    for (field, groups) in [("types", &k.types), ("encodings", &k.encodings), ("rdb_types", &k.rdb_types)] {
+    for (field, groups) in [
+        ("types", &k.types),
+        ("encodings", &k.encodings),
+        ("rdb_types", &k.rdb_types),
+    ] {
         c.at(field, |c| {
             for (name, v) in groups {
                 c.at(name, |c| c.counter(v))?;
@@ -323,7 +342,12 @@ fn key_stats(c: &mut Checker, s: &Summary) -> Checked {
         for (name, h) in &k.elements {
             c.histogram(name, h)?;
         }
-        c.sum_is("count", checked_sum(k.elements.values().map(|h| h.count)), "totals.keys", totals.keys)?;
+        c.sum_is(
+            "count",
+            checked_sum(k.elements.values().map(|h| h.count)),
+            "totals.keys",
+            totals.keys,
+        )?;
         let sum: Option<u128> = k.elements.values().try_fold(0u128, |a, h| a.checked_add(h.sum));
         if sum != Some(u128::from(totals.elements)) {
             return Err(c.fail(format!(
@@ -338,16 +362,23 @@ fn key_stats(c: &mut Checker, s: &Summary) -> Checked {
         let z = &k.compression;
         c.count("stored_bytes", z.stored_bytes)?;
         c.count("uncompressed_bytes", z.uncompressed_bytes)?;
-        c.at_most("compressed_values", z.compressed_values, "totals.keys", totals.keys)
+        c.at_most(
+            "compressed_values",
+            z.compressed_values,
+            "totals.keys",
+            totals.keys,
+        )
     })?;
     c.at("limits", |c| acc::limits(c, &k.limits, s.settings.top, totals))?;
-    c.at("top", |c| acc::top_set(c, &k.top, s.settings.top))?;
-    c.at("key_names", |c| acc::key_names(c, &k.key_names, &s.settings, totals))?;
+    c.at("top", |c| acc::top_set(c, &k.top))?;
+    c.at("key_names", |c| {
+        acc::key_names(c, &k.key_names, &s.settings, totals)
+    })?;
     c.at("prefixes", |c| acc::prefixes(c, &k.prefixes, &s.settings, totals))?;
     c.at("ttl", |c| acc::ttl(c, &k.ttl, totals))?;
     c.at("expiry", |c| acc::expiry(c, &k.expiry, &s.settings, totals))?;
     c.at("slots", |c| acc::slots(c, &k.slots, totals))?;
-    c.at("access", |c| acc::access(c, &k.access, s.settings.top, totals))?;
+    c.at("access", |c| acc::access(c, &k.access, totals))?;
     c.at("rules", |c| acc::rules(c, &k.rules, &s.settings, totals))?;
     c.count("damaged_keys", k.damaged_keys)?;
     let kept = usize::try_from(k.damaged_keys).map_or(DAMAGE_KEPT, |d| d.min(DAMAGE_KEPT));

@@ -39,6 +39,7 @@ mod summary;
 mod summary_file;
 mod walker;
 
+pub use check::{CheckError, MAX_COUNT, MAX_TOP};
 pub use facts::{key_facts, KeyFacts};
 pub use filter::{glob_match, KeyFilter, SizeBy, SizeRange, TtlFilter};
 pub use keyname::KeyName;
@@ -46,9 +47,8 @@ pub use limits::LimitCheck;
 pub use options::{Options, Progress};
 pub use ordered::{map_file_keys_in_order, map_keys_in_order, KeyItem};
 pub use pipeline::{analyze_bytes, analyze_file, profile_for};
-pub use shard::ShardStats;
-pub use check::{CheckError, MAX_COUNT, MAX_TOP};
 pub use settings::{join_differences, Difference, Setting, Settings, Shaping};
+pub use shard::ShardStats;
 pub use summary::{
     AccuracyInfo, AllocatorInfo, Compression, Damage, FileInfo, KeyStats, MergeError, Summary, DAMAGE_KEPT,
     SUMMARY_VERSION,

@@ -20,9 +20,7 @@ use crate::filter::KeyFilter;
 use crate::options::Options;
 use crate::release::{BatchDone, Releaser};
 use crate::settings::Settings;
-use crate::summary::{
-    AccuracyInfo, AllocatorInfo, Damage, FileInfo, KeyStats, Summary, SUMMARY_VERSION,
-};
+use crate::summary::{AccuracyInfo, AllocatorInfo, Damage, FileInfo, KeyStats, Summary, SUMMARY_VERSION};
 use crate::walker::Walker;
 pub(crate) use crate::walker::{walk, WalkOutcome};
 

@@ -170,7 +170,10 @@ impl Shaping {
             push(Setting::Db, format!("--db {:?} vs {:?}", self.dbs, other.dbs));
         }
         if self.types != other.types {
-            push(Setting::Type, format!("--type {:?} vs {:?}", self.types, other.types));
+            push(
+                Setting::Type,
+                format!("--type {:?} vs {:?}", self.types, other.types),
+            );
         }
         if self.pattern != other.pattern {
             push(
@@ -333,7 +336,11 @@ mod tests {
         let mut b = Options::default();
         b.filter.prefix = Some(b"user:".to_vec());
         b.filter.exclude = vec![b"tmp:*".to_vec()];
-        b.profile = Some(rdblens_memory::Profile::new(Family::Redis, ServerVersion::new(6, 2, 0), 8));
+        b.profile = Some(rdblens_memory::Profile::new(
+            Family::Redis,
+            ServerVersion::new(6, 2, 0),
+            8,
+        ));
         let d = Settings::of(&a, 0).differences(&Settings::of(&b, 0));
         let settings: Vec<Setting> = d.iter().map(|d| d.setting).collect();
         assert_eq!(settings, [Setting::Prefix, Setting::Target, Setting::KeyFilters]);

@@ -170,9 +170,13 @@ impl KeyStats {
         // Saturating: summaries come from files; a total past the bound
         // is refused by the check after the merge (`Summary::merge`).
         let c = &mut self.compression;
-        c.compressed_values = c.compressed_values.saturating_add(o.compression.compressed_values);
+        c.compressed_values = c
+            .compressed_values
+            .saturating_add(o.compression.compressed_values);
         c.stored_bytes = c.stored_bytes.saturating_add(o.compression.stored_bytes);
-        c.uncompressed_bytes = c.uncompressed_bytes.saturating_add(o.compression.uncompressed_bytes);
+        c.uncompressed_bytes = c
+            .uncompressed_bytes
+            .saturating_add(o.compression.uncompressed_bytes);
         self.limits.merge(o.limits);
         self.top.merge(o.top);
         self.key_names.merge(o.key_names);

@@ -21,7 +21,10 @@ fn fixtures() -> Vec<PathBuf> {
     out
 }
 
-const ALL_TYPES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/rdb/redis-7.4.5/all-types.rdb");
+const ALL_TYPES: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../fixtures/rdb/redis-7.4.5/all-types.rdb"
+);
 
 fn analyze(path: &str, opts: &Options) -> Summary {
     let data = std::fs::read(path).unwrap();
@@ -105,7 +108,9 @@ fn slot_lists_of_other_lengths_are_refused() {
     });
     let e = r.unwrap_err().to_string();
     assert!(
-        e.starts_with("a.json: damaged rdblens summary file: summary.keys.slots: memory: 100 entries, keys has 16384"),
+        e.starts_with(
+            "a.json: damaged rdblens summary file: summary.keys.slots: memory: 100 entries, keys has 16384"
+        ),
         "{e}"
     );
 }
@@ -117,7 +122,9 @@ fn counts_past_the_bound_are_refused_and_merges_never_wrap() {
         r,
         invalid("summary.keys.totals.keys: 18446744073709551606 is over the limit of summaries (2^53)")
     );
-    let r = parse_edited(|d| d["summary"]["keys"]["prefixes"]["unprefixed"]["keys_with_expiry"] = (1u64 << 52).into());
+    let r = parse_edited(|d| {
+        d["summary"]["keys"]["prefixes"]["unprefixed"]["keys_with_expiry"] = (1u64 << 52).into()
+    });
     assert_eq!(
         r,
         invalid("summary.keys.prefixes.unprefixed.keys_with_expiry: 4503599627370496, more than keys (8)")
@@ -156,8 +163,11 @@ fn summaries_of_other_filters_or_targets_do_not_merge() {
     assert_eq!(doc["shaping"]["prefix"], serde_json::json!({"key": "user:"}));
     assert!(doc["summary"]["settings"].get("shaping").is_none());
     let back = SummaryFile::parse(text.as_bytes(), "b.json").unwrap();
-    let e = SummaryFile::merge_all(vec![(SummaryFile::new(a), "a.json".into()), (back, "b.json".into())])
-        .unwrap_err();
+    let e = SummaryFile::merge_all(vec![
+        (SummaryFile::new(a), "a.json".into()),
+        (back, "b.json".into()),
+    ])
+    .unwrap_err();
     assert_eq!(
         e,
         SummaryError::Mismatch(

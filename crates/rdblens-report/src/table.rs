@@ -161,11 +161,13 @@ fn overview(out: &mut String, s: &Summary, opts: &ReportOptions) {
         human_bytes(k.totals.keyspace_overhead),
         human_bytes(k.totals.serialized_bytes)
     );
-    if k.damaged_keys > 0 {
+    // Summaries are checked on reading (damage records come with the
+    // count); a renderer does not rely on it.
+    if let (true, Some(first)) = (k.damaged_keys > 0, k.damage.first()) {
         let _ = writeln!(
             out,
             "{} keys could not be decoded; first: {}",
-            k.damaged_keys, k.damage[0].message
+            k.damaged_keys, first.message
         );
     }
     let mut t = table(opts, &["db", "keys", "expiring", "memory", "serialized"]);
@@ -527,7 +529,7 @@ fn prefixes(out: &mut String, s: &Summary, opts: &ReportOptions) {
             right(thousands(u.keys)),
             right(human_bytes(u.memory)),
             right(percent(u.memory, k.totals.memory)),
-            right(percent(u.keys - u.keys_with_expiry, u.keys)),
+            right(percent(u.keys.saturating_sub(u.keys_with_expiry), u.keys)),
         ]);
     }
     let _ = writeln!(out, "{t}");

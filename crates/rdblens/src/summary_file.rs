@@ -189,8 +189,14 @@ mod tests {
             "bomb.json.gz: larger than 3 MiB decompressed, the most a summary file can be"
         );
         let e = read_capped(&bomb[..], "x.json", false, 100).unwrap_err(); // ok: unit test
-        assert_eq!(e.to_string(), "x.json: larger than 0 MiB, the most a summary file can be");
+        assert_eq!(
+            e.to_string(),
+            "x.json: larger than 0 MiB, the most a summary file can be"
+        );
         let inflate = flate2::read::MultiGzDecoder::new(&bomb[..]);
-        assert_eq!(read_capped(inflate, "ok.gz", true, 4 << 20).unwrap().len(), 4 << 20); // ok: unit test
+        assert_eq!(
+            read_capped(inflate, "ok.gz", true, 4 << 20).unwrap().len(),
+            4 << 20
+        ); // ok: unit test
     }
 }

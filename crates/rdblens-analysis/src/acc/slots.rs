@@ -54,7 +54,10 @@ impl TryFrom<SlotsRepr> for Slots {
     type Error = String;
     fn try_from(r: SlotsRepr) -> Result<Self, String> {
         if r.keys.len() != SLOTS {
-            return Err(format!("keys: {} entries, expected one per slot ({SLOTS})", r.keys.len()));
+            return Err(format!(
+                "keys: {} entries, expected one per slot ({SLOTS})",
+                r.keys.len()
+            ));
         }
         if r.memory.len() != r.keys.len() {
             return Err(format!(

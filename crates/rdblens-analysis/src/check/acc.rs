@@ -9,9 +9,9 @@ use crate::acc::limits::Limits;
 use crate::acc::names::KeyNames;
 use crate::acc::prefix::{PrefixNode, Prefixes};
 use crate::acc::rules::{NsTally, RuleHits, SprawlTally};
+use crate::acc::slots::Slots;
 use crate::acc::top::{Metric, TopSet};
 use crate::acc::ttl::{Ttl, TtlBuckets};
-use crate::acc::slots::Slots;
 use crate::settings::Settings;
 
 /// Namespace levels a prefix tree can have (`--depth` 1-4).
@@ -22,7 +22,10 @@ pub(super) fn settings(c: &mut Checker, s: &Settings) -> Checked {
         return Err(c.fail_at("top", format!("{} is over the limit of {MAX_TOP}", s.top)));
     }
     if !(1..=MAX_DEPTH).contains(&s.prefix_depth) {
-        return Err(c.fail_at("prefix_depth", format!("{}, expected 1-{MAX_DEPTH}", s.prefix_depth)));
+        return Err(c.fail_at(
+            "prefix_depth",
+            format!("{}, expected 1-{MAX_DEPTH}", s.prefix_depth),
+        ));
     }
     c.count("expiry_buckets", s.expiry_buckets as u64)
 }
@@ -36,7 +39,12 @@ pub(super) fn limits(c: &mut Checker, l: &Limits, top: usize, totals: &Counter) 
             c.at(name, |c| {
                 c.at_most("over_keys", g.over_keys, "totals.keys", totals.keys)?;
                 c.at_most("near_keys", g.near_keys, "totals.keys", totals.keys)?;
-                c.at_most("over_by_small_margin", g.over_by_small_margin, "over_keys", g.over_keys)?;
+                c.at_most(
+                    "over_by_small_margin",
+                    g.over_by_small_margin,
+                    "over_keys",
+                    g.over_keys,
+                )?;
                 c.count("over_memory", g.over_memory)?;
                 c.count("over_savings", g.over_savings)?;
                 c.count("near_memory", g.near_memory)?;
@@ -47,7 +55,7 @@ pub(super) fn limits(c: &mut Checker, l: &Limits, top: usize, totals: &Counter) 
     })
 }
 
-pub(super) fn top_set(c: &mut Checker, t: &TopSet, _top: usize) -> Checked {
+pub(super) fn top_set(c: &mut Checker, t: &TopSet) -> Checked {
     c.top_keys("by_memory", &t.by_memory, Metric::Memory)?;
     c.top_keys("by_serialized", &t.by_serialized, Metric::Serialized)?;
     c.top_keys("by_elements", &t.by_elements, Metric::Elements)?;
@@ -67,7 +75,10 @@ pub(super) fn top_set(c: &mut Checker, t: &TopSet, _top: usize) -> Checked {
 
 pub(super) fn key_names(c: &mut Checker, k: &KeyNames, s: &Settings, totals: &Counter) -> Checked {
     if k.separator != s.separator {
-        return Err(c.fail_at("separator", format!("{}, settings.separator is {}", k.separator, s.separator)));
+        return Err(c.fail_at(
+            "separator",
+            format!("{}, settings.separator is {}", k.separator, s.separator),
+        ));
     }
     c.histogram("lengths", &k.lengths)?;
     if k.lengths.count != totals.keys {
@@ -78,7 +89,9 @@ pub(super) fn key_names(c: &mut Checker, k: &KeyNames, s: &Settings, totals: &Co
     }
     c.at("problems", |c| {
         for (p, n) in &k.problems {
-            let name = serde_json::to_value(p).ok().and_then(|v| v.as_str().map(str::to_string));
+            let name = serde_json::to_value(p)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string));
             c.at(name.unwrap_or_default(), |c| {
                 c.at_most("keys", n.keys, "totals.keys", totals.keys)?;
                 c.count("memory", n.memory)?;
@@ -91,7 +104,10 @@ pub(super) fn key_names(c: &mut Checker, k: &KeyNames, s: &Settings, totals: &Co
 
 pub(super) fn prefixes(c: &mut Checker, p: &Prefixes, s: &Settings, totals: &Counter) -> Checked {
     if p.separator != s.separator {
-        return Err(c.fail_at("separator", format!("{}, settings.separator is {}", p.separator, s.separator)));
+        return Err(c.fail_at(
+            "separator",
+            format!("{}, settings.separator is {}", p.separator, s.separator),
+        ));
     }
     let depth = s.prefix_depth.clamp(1, MAX_DEPTH);
     if p.depth != depth {
@@ -108,15 +124,28 @@ pub(super) fn prefixes(c: &mut Checker, p: &Prefixes, s: &Settings, totals: &Cou
 fn prefix_node(c: &mut Checker, n: &PrefixNode, level: usize, depth: usize) -> Checked {
     c.at("totals", |c| c.counter(&n.totals))?;
     c.at("ttl", |c| ttl_buckets(c, &n.ttl, &n.totals))?;
-    let Some(children) = &n.children else { return Ok(()) };
+    let Some(children) = &n.children else {
+        return Ok(());
+    };
     if level >= depth {
         return Err(c.fail_at("children", format!("deeper than the depth ({depth})")));
     }
-    c.bounded("children", children, |c, child| prefix_node(c, child, level + 1, depth))?;
-    let keys = checked_sum(children.entries.values().chain([&children.other]).map(|n| n.totals.keys));
+    c.bounded("children", children, |c, child| {
+        prefix_node(c, child, level + 1, depth)
+    })?;
+    let keys = checked_sum(
+        children
+            .entries
+            .values()
+            .chain([&children.other])
+            .map(|n| n.totals.keys),
+    );
     match keys {
         Some(k) if k <= n.totals.keys => Ok(()),
-        _ => Err(c.fail_at("children", format!("hold more keys than the prefix ({})", n.totals.keys))),
+        _ => Err(c.fail_at(
+            "children",
+            format!("hold more keys than the prefix ({})", n.totals.keys),
+        )),
     }
 }
 
@@ -145,7 +174,10 @@ pub(super) fn ttl(c: &mut Checker, t: &Ttl, totals: &Counter) -> Checked {
 
 pub(super) fn expiry(c: &mut Checker, e: &ExpiryHistogram, s: &Settings, totals: &Counter) -> Checked {
     if e.separator != s.separator {
-        return Err(c.fail_at("separator", format!("{}, settings.separator is {}", e.separator, s.separator)));
+        return Err(c.fail_at(
+            "separator",
+            format!("{}, settings.separator is {}", e.separator, s.separator),
+        ));
     }
     let depth = s.prefix_depth.clamp(1, MAX_DEPTH);
     if e.depth != depth {
@@ -163,10 +195,18 @@ pub(super) fn expiry(c: &mut Checker, e: &ExpiryHistogram, s: &Settings, totals:
     if e.expiring_keys != totals.keys_with_expiry {
         return Err(c.fail_at(
             "expiring_keys",
-            format!("{}, totals.keys_with_expiry is {}", e.expiring_keys, totals.keys_with_expiry),
+            format!(
+                "{}, totals.keys_with_expiry is {}",
+                e.expiring_keys, totals.keys_with_expiry
+            ),
         ));
     }
-    c.at_most("expiring_memory", e.expiring_memory, "totals.memory", totals.memory)?;
+    c.at_most(
+        "expiring_memory",
+        e.expiring_memory,
+        "totals.memory",
+        totals.memory,
+    )?;
     let mut cells = Some(0u64);
     for (_, km) in e.cells.iter() {
         cells = cells.and_then(|s| s.checked_add(km.keys));
@@ -194,7 +234,12 @@ fn keys_memory(c: &mut Checker, km: &KeysMemory) -> Checked {
 
 pub(super) fn slots(c: &mut Checker, s: &Slots, totals: &Counter) -> Checked {
     let counts = s.counts();
-    c.sum_is("keys", checked_sum(counts.iter().map(|s| s.keys)), "totals.keys", totals.keys)?;
+    c.sum_is(
+        "keys",
+        checked_sum(counts.iter().map(|s| s.keys)),
+        "totals.keys",
+        totals.keys,
+    )?;
     c.sum_is(
         "memory",
         checked_sum(counts.iter().map(|s| s.memory)),
@@ -203,11 +248,17 @@ pub(super) fn slots(c: &mut Checker, s: &Slots, totals: &Counter) -> Checked {
     )?;
     c.at_most("keys_with_tag", s.keys_with_tag, "totals.keys", totals.keys)?;
     c.bounded("hash_tags", &s.hash_tags, keys_memory)?;
-    let tagged = checked_sum(s.hash_tags.entries.values().chain([&s.hash_tags.other]).map(|t| t.keys));
+    let tagged = checked_sum(
+        s.hash_tags
+            .entries
+            .values()
+            .chain([&s.hash_tags.other])
+            .map(|t| t.keys),
+    );
     c.sum_is("hash_tags", tagged, "keys_with_tag", s.keys_with_tag)
 }
 
-pub(super) fn access(c: &mut Checker, a: &Access, _top: usize, totals: &Counter) -> Checked {
+pub(super) fn access(c: &mut Checker, a: &Access, totals: &Counter) -> Checked {
     c.histogram("idle_seconds", &a.idle_seconds)?;
     c.at_most("idle_seconds", a.idle_seconds.count, "totals.keys", totals.keys)?;
     c.histogram("lfu_freq", &a.lfu_freq)?;
@@ -224,7 +275,10 @@ pub(super) fn rules(c: &mut Checker, r: &RuleHits, s: &Settings, totals: &Counte
         return Err(c.fail_at("config", "differs from settings.rules"));
     }
     if r.separator != s.separator {
-        return Err(c.fail_at("separator", format!("{}, settings.separator is {}", r.separator, s.separator)));
+        return Err(c.fail_at(
+            "separator",
+            format!("{}, settings.separator is {}", r.separator, s.separator),
+        ));
     }
     c.at("rules", |c| {
         for (id, t) in &r.rules {
@@ -288,4 +342,3 @@ fn sprawl(c: &mut Checker, t: &SprawlTally, totals: &Counter) -> Checked {
     c.count("max_field_len", t.max_field_len)?;
     c.count("max_value_len", t.max_value_len)
 }
-
