@@ -358,6 +358,13 @@ fn key_stats(c: &mut Checker, s: &Summary) -> Checked {
         }
         Ok(())
     })?;
+    c.at("value_sizes", |c| {
+        for (name, v) in &k.value_sizes {
+            c.at(name, |c| v.check(c))?;
+        }
+        let keys = checked_sum(k.value_sizes.values().map(|v| v.memory.count));
+        c.sum_is("memory.count", keys, "totals.keys", totals.keys)
+    })?;
     c.at("compression", |c| {
         let z = &k.compression;
         c.count("stored_bytes", z.stored_bytes)?;

@@ -17,6 +17,7 @@ use crate::acc::limits::Limits;
 use crate::acc::names::KeyNames;
 use crate::acc::prefix::Prefixes;
 use crate::acc::rules::RuleHits;
+use crate::acc::sizes::ValueSizes;
 use crate::acc::slots::Slots;
 use crate::acc::top::TopSet;
 use crate::acc::ttl::Ttl;
@@ -57,6 +58,10 @@ pub struct KeyStats {
     pub rdb_types: Groups<Counter>,
     /// Element counts per type.
     pub elements: Groups<Histogram>,
+    /// Value sizes per type, for percentiles (absent from summaries of
+    /// versions before it: empty there).
+    #[serde(default)]
+    pub value_sizes: Groups<ValueSizes>,
     pub compression: Compression,
     pub limits: Limits,
     pub top: TopSet,
@@ -94,6 +99,7 @@ impl KeyStats {
             encodings: Groups::default(),
             rdb_types: Groups::default(),
             elements: Groups::default(),
+            value_sizes: Groups::default(),
             compression: Compression::default(),
             limits: Limits::new(s.top),
             top: TopSet::new(s.top),
@@ -129,6 +135,7 @@ impl KeyStats {
         }
         self.rdb_types.slot_static(f.rdb_type).add(f);
         self.elements.slot_static(f.kind.name()).add(f.elements);
+        self.value_sizes.slot_static(f.kind.name()).add(f);
         if f.lzf_stored_bytes > 0 {
             self.compression.compressed_values += 1;
             self.compression.stored_bytes += f.lzf_stored_bytes;
@@ -151,6 +158,11 @@ impl KeyStats {
     /// call once the keys are added, before reading. Merging does it too.
     pub fn finish(&mut self) {
         self.expiry.flush();
+        self.top.finish();
+        self.limits.finish();
+        self.key_names.finish();
+        self.access.finish();
+        self.rules.finish();
     }
 
     pub fn add_damage(&mut self, d: Damage) {
@@ -167,6 +179,7 @@ impl KeyStats {
         self.encodings.merge_with(o.encodings, |a, b| a.merge(&b));
         self.rdb_types.merge_with(o.rdb_types, |a, b| a.merge(&b));
         self.elements.merge_with(o.elements, |a, b| a.merge(b));
+        self.value_sizes.merge_with(o.value_sizes, |a, b| a.merge(&b));
         // Saturating: summaries come from files; a total past the bound
         // is refused by the check after the merge (`Summary::merge`).
         let c = &mut self.compression;

@@ -130,3 +130,45 @@ fn merging_is_associative_with_the_same_keys_in_several_files() {
         "coldest and hottest keys"
     );
 }
+
+/// A long top list (`--top` above the size where kept keys are inserted in
+/// order, so admitted keys are buffered and sorted in bulk) holds exactly
+/// what the in-order insertion holds, at any thread count.
+#[test]
+fn long_top_lists_equal_short_ones_extended() {
+    let file = "redis-7.4.5/all-types.rdb";
+    let short = analyze(
+        file,
+        &Options {
+            threads: 1,
+            top: 200,
+            ..Options::default()
+        },
+    );
+    for threads in [1, 2] {
+        let long = analyze(
+            file,
+            &Options {
+                threads,
+                top: 5000,
+                ..Options::default()
+            },
+        );
+        let (s, l) = (&short.keys.top, &long.keys.top);
+        // Every key of the fixture is in the long list.
+        assert_eq!(l.by_memory.keys.len() as u64, long.keys.totals.keys);
+        for (a, b) in [
+            (&s.by_memory, &l.by_memory),
+            (&s.by_serialized, &l.by_serialized),
+            (&s.by_elements, &l.by_elements),
+        ] {
+            assert!(a.keys.len() == 200.min(b.keys.len()));
+            assert!(a.keys[..] == b.keys[..a.keys.len()], "threads {threads}");
+        }
+        for (t, lists) in &s.per_type {
+            for (a, b) in lists.iter().zip(&l.per_type[t]) {
+                assert!(a.keys[..] == b.keys[..a.keys.len()], "{t}, threads {threads}");
+            }
+        }
+    }
+}

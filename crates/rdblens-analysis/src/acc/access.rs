@@ -38,6 +38,11 @@ impl Accumulate for Access {
         }
     }
 
+    fn finish(&mut self) {
+        self.coldest.finish();
+        self.hottest.finish();
+    }
+
     fn merge(&mut self, other: Self) {
         self.idle_seconds.merge(other.idle_seconds);
         self.lfu_freq.merge(other.lfu_freq);

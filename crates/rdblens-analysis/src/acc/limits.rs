@@ -73,6 +73,10 @@ impl Accumulate for Limits {
         }
     }
 
+    fn finish(&mut self) {
+        self.groups.values_mut().for_each(|g| g.over_examples.finish());
+    }
+
     fn merge(&mut self, other: Self) {
         for (name, o) in other.groups {
             match self.groups.get_mut(&name) {

@@ -17,6 +17,7 @@ pub mod limits;
 pub mod names;
 pub mod prefix;
 pub mod rules;
+pub mod sizes;
 pub mod slots;
 pub mod top;
 pub mod ttl;
@@ -28,4 +29,7 @@ pub trait Accumulate {
     fn add(&mut self, facts: &KeyFacts<'_>);
     /// Folds `other` in; must be associative and commutative.
     fn merge(&mut self, other: Self);
+    /// Completes what `add` buffers (top-N lists with a large N); call once
+    /// after the last `add`, before reading. A merge completes both sides.
+    fn finish(&mut self) {}
 }

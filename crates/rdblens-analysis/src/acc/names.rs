@@ -129,6 +129,10 @@ impl Accumulate for KeyNames {
         self.add_shaped(f, &KeyShape::of(f.key, self.separator))
     }
 
+    fn finish(&mut self) {
+        self.problems.values_mut().for_each(|c| c.examples.finish());
+    }
+
     fn merge(&mut self, other: Self) {
         self.lengths.merge(other.lengths);
         for (p, c) in other.problems {

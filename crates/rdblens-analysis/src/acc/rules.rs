@@ -366,6 +366,10 @@ impl Accumulate for RuleHits {
         self.add_shaped(f, &KeyShape::of(f.key, self.separator))
     }
 
+    fn finish(&mut self) {
+        self.rules.values_mut().for_each(|t| t.listed.finish());
+    }
+
     fn merge(&mut self, other: Self) {
         for (rule, t) in other.rules {
             match self.rules.get_mut(&rule) {
