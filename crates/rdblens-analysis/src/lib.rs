@@ -39,7 +39,7 @@ mod summary;
 mod summary_file;
 mod walker;
 
-pub use check::{CheckError, MAX_COUNT, MAX_TOP};
+pub use check::{CheckError, MAX_COUNT};
 pub use facts::{key_facts, KeyFacts};
 pub use filter::{glob_match, KeyFilter, SizeBy, SizeRange, TtlFilter};
 pub use keyname::KeyName;

@@ -344,7 +344,9 @@ impl Summary {
     /// filters, another target or other limits is refused). Counts add up
     /// saturating, and the result passes [`Summary::check`]: a total past
     /// the bound of summaries ([`MAX_COUNT`](crate::MAX_COUNT)) is an error
-    /// naming the field, never a wrapped figure.
+    /// naming the field, never a wrapped figure. After a settings error the
+    /// summary is unchanged; after an invalid result it holds that result
+    /// (drop it).
     pub fn merge(&mut self, other: Summary) -> Result<(), MergeError> {
         let differences = self.settings.differences(&other.settings);
         if !differences.is_empty() {

@@ -1,6 +1,6 @@
 //! The checks of each accumulator of a summary's keys.
 
-use super::{checked_sum, Checked, Checker, MAX_TOP};
+use super::{checked_sum, Checked, Checker};
 use crate::acc::access::Access;
 use crate::acc::counter::Counter;
 use crate::acc::expiry::ExpiryHistogram;
@@ -18,15 +18,9 @@ use crate::settings::Settings;
 const MAX_DEPTH: usize = 4;
 
 pub(super) fn settings(c: &mut Checker, s: &Settings) -> Checked {
-    if s.top > MAX_TOP {
-        return Err(c.fail_at("top", format!("{} is over the limit of {MAX_TOP}", s.top)));
-    }
-    if !(1..=MAX_DEPTH).contains(&s.prefix_depth) {
-        return Err(c.fail_at(
-            "prefix_depth",
-            format!("{}, expected 1-{MAX_DEPTH}", s.prefix_depth),
-        ));
-    }
+    c.count("top", s.top as u64)?;
+    // Any depth: the accumulators use it clamped to 1-4.
+    c.count("prefix_depth", s.prefix_depth as u64)?;
     c.count("expiry_buckets", s.expiry_buckets as u64)
 }
 
@@ -292,9 +286,7 @@ pub(super) fn rules(c: &mut Checker, r: &RuleHits, s: &Settings, totals: &Counte
                 c.at_most("with_savings", t.with_savings, "the rule's keys", keys)?;
                 c.at_most("unlisted", t.unlisted, "the rule's keys", keys)?;
                 c.at("listed", |c| {
-                    if t.listed.n > MAX_TOP {
-                        return Err(c.fail_at("n", format!("{} is over the limit of {MAX_TOP}", t.listed.n)));
-                    }
+                    c.count("n", t.listed.n as u64)?;
                     if t.listed.items.len() > t.listed.n {
                         return Err(c.fail_at("items", format!("more than n ({})", t.listed.n)));
                     }
