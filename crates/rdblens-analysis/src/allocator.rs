@@ -1,72 +1,107 @@
 //! The allocator build the estimates assume: `--jemalloc-quantum` when
 //! given, else what the dump's `used-mem` says (rdblens_memory::allocator).
 //!
-//! The evidence needs a prediction of `used_memory` under both builds for
-//! the whole file, so this is a pass of its own before the main one. It
-//! decodes each value once for both builds (`Estimator::estimate_pair`),
-//! every value of 1 KiB or more (few keys, most of the bytes) and a
-//! systematic sample of the small ones past the first 131,072 (one in
-//! eight, weighted by eight). Values under 1 KiB vary little, so the sample
-//! of them (≥ 16,000 values once sampling starts) costs far less error than
-//! the margins of the decision allow; on the 3.2 M-key prod-1g corpus the
-//! sampled quantum-16 prediction came within 0.14 % of `used-mem`.
+//! The evidence is a prediction of `used_memory` under both builds for the
+//! whole file. Each key is estimated for both builds in one decoding
+//! (`Estimator::estimate_pair`), but only a sample of the keys: on a dump
+//! of 64 MiB or more a key is taken with a probability proportional to
+//! its size (serialized bytes, string length, key and a per-key overhead)
+//! over [`SAMPLE_BYTES`], so every value of 64 KiB or more is taken and a
+//! 640-byte one with odds of 1 in 100, and each taken key counts 1/p times
+//! (the Horvitz-Thompson estimator: unbiased, with a variance it estimates
+//! itself). Memory grows with size, so the sample spends its decoding where
+//! the bytes are. The sampling's standard deviation widens the decision's
+//! margins three-fold (`Evidence::sampling_sd`): on the 3.2 M-key prod-1g
+//! corpus it is under 1 % of the prediction, where the two builds differ
+//! by 6 %. Smaller dumps are estimated key by key. A key is taken or not by
+//! a hash of its name, so the choice is the same for any thread count.
+//!
+//! Where it is summed: a pass of its own before the main one cost a second
+//! walk of the dump (+20 % CPU for the whole report on both benchmark
+//! corpora; +55 % when it decoded every value of 1 KiB or more). So the
+//! report sums it inside the main pass ([`Deferred`]): it guesses the build
+//! from the first keys, analyses with that guess while summing the
+//! evidence, decides at the end, and analyses again only if the decision
+//! differs from the guess. Callers that cannot go back (the per-key
+//! stream of `keys`) or that see only part of the file (key filters) run
+//! the separate pass ([`choose`]); both sum the same sample.
 
 use std::collections::BTreeMap;
+use std::hash::BuildHasher;
 
 use rayon::iter::{ParallelBridge, ParallelIterator};
 use rdblens_memory::allocator::{keyspace_tables, Choice, Evidence, BASELINE};
 use rdblens_memory::{Estimate, Estimator, Profile};
 use rdblens_parser::{Entry, Rdb, Record, Scratch};
 
+use crate::options::Options;
 use crate::release::Releaser;
 
-/// Values at least this big (serialized) are always estimated.
-const HEAVY_BYTES: u64 = 1024;
-/// Small values estimated in full before sampling starts.
-const FULL_PREFIX: u64 = 131_072;
-/// One small value in this many is estimated past the prefix.
-const SAMPLE_EVERY: u64 = 8;
+/// A key of this many bytes (see [`sampling_size`]) or more is always
+/// estimated; a smaller one with odds of its size over this.
+const SAMPLE_BYTES: u64 = 64 * 1024;
+/// Dumps smaller than this are estimated key by key (exact evidence), in
+/// a pass of their own (cheap at that size); `Options::sample_evidence_from`.
+pub(crate) const SAMPLE_EVIDENCE_FROM: usize = 64 << 20;
+/// What a key costs besides its value's bytes, in the sampling size: the
+/// key's own object and entry (so tiny values are not all left out).
+const KEY_OVERHEAD: u64 = 64;
+/// Keys the guess of [`Deferred`] is made from.
+const GUESS_KEYS: usize = 16_384;
 const BATCH: usize = 4096;
 
-/// Picks the quantum for `profile` (the file's writer, or the `--target`).
-pub(crate) fn choose(
-    rdb: &Rdb<'_>,
-    aux: &BTreeMap<String, String>,
-    profile: &Profile,
-    writer: &Profile,
-    flag: Option<u64>,
-    pool: &rayon::ThreadPool,
-    releaser: Option<&Releaser<'_>>,
-) -> Choice {
-    if let Some(q) = flag {
-        return Choice::flag(q);
+/// The size a key is sampled by: its serialized bytes (or the string's own
+/// length, where LZF made the record small), its name and [`KEY_OVERHEAD`].
+fn sampling_size(entry: &Entry<'_>) -> u64 {
+    let string_len = entry.string().ok().flatten().map_or(0, |s| s.len() as u64);
+    entry.record_len.max(string_len) + entry.key.len() as u64 + KEY_OVERHEAD
+}
+
+/// Which keys the evidence estimates (the same in both passes).
+#[derive(Clone, Copy)]
+pub(crate) struct Sampler {
+    /// Every key (a small dump).
+    every_key: bool,
+}
+
+impl Sampler {
+    pub(crate) fn for_file(len: usize, sample_from: usize) -> Sampler {
+        Sampler {
+            every_key: len < sample_from,
+        }
     }
-    let line = |p: &Profile| (p.family, p.version.major, p.version.minor);
-    if line(profile) != line(writer) {
-        return Choice::unclear(format!(
-            "used-mem describes the writer ({}), not the target",
-            writer.name()
-        ));
+
+    /// The key's odds of being taken, if it is taken.
+    pub(crate) fn takes(&self, entry: &Entry<'_>, key: &[u8]) -> Option<f64> {
+        if self.every_key {
+            return Some(1.0);
+        }
+        let p = (sampling_size(entry) as f64 / SAMPLE_BYTES as f64).min(1.0);
+        // A fixed hash (fixed seed): the same keys on every run and split.
+        let h = foldhash::fast::FixedState::with_seed(0x5eed).hash_one((entry.db, key));
+        let u = (h >> 11) as f64 / (1u64 << 53) as f64;
+        (u < p).then_some(p)
     }
-    let Some(used_mem) = aux.get("used-mem").and_then(|u| u.parse::<u64>().ok()) else {
-        return Choice::unclear("the dump records no used-mem");
-    };
-    evidence(rdb, profile, used_mem, pool, releaser).decide()
 }
 
 /// Sums under both builds, and the per-database key counts.
 #[derive(Default)]
-struct Sums {
+pub(crate) struct Sums {
     q8: f64,
     q16: f64,
+    /// Horvitz-Thompson variance estimates of the two sums.
+    var_q8: f64,
+    var_q16: f64,
     /// (keys, keys with a TTL) per database.
     dbs: BTreeMap<u64, (u64, u64)>,
 }
 
 impl Sums {
-    fn merge(mut self, other: Sums) -> Sums {
+    pub(crate) fn merge(mut self, other: Sums) -> Sums {
         self.q8 += other.q8;
         self.q16 += other.q16;
+        self.var_q8 += other.var_q8;
+        self.var_q16 += other.var_q16;
         for (db, (k, e)) in other.dbs {
             let slot = self.dbs.entry(db).or_default();
             slot.0 += k;
@@ -74,33 +109,191 @@ impl Sums {
         }
         self
     }
+
+    /// Counts a key of the file (every key, taken or not).
+    pub(crate) fn count(&mut self, entry: &Entry<'_>) {
+        let slot = self.dbs.entry(entry.db).or_default();
+        slot.0 += 1;
+        slot.1 += u64::from(entry.expiry.is_some());
+    }
+
+    /// Adds a taken key's estimates (quantum 8, quantum 16), taken with odds `p`.
+    pub(crate) fn add(&mut self, p: f64, q8: &Estimate, q16: &Estimate) {
+        let (y8, y16) = (used_by(q8), used_by(q16));
+        self.q8 += y8 / p;
+        self.q16 += y16 / p;
+        // Var of the HT sum under independent draws: sum over taken keys
+        // of (1 - p) y^2 / p^2.
+        self.var_q8 += (1.0 - p) * y8 * y8 / (p * p);
+        self.var_q16 += (1.0 - p) * y16 * y16 / (p * p);
+    }
+
+    pub(crate) fn decide(&self, profile: &Profile, used_mem: u64) -> Choice {
+        let (mut tables, mut slack) = (0u64, 0u64);
+        for (keys, expires) in self.dbs.values() {
+            let (t, s) = keyspace_tables(profile, *keys, *expires);
+            tables += t;
+            slack += s;
+        }
+        let fixed = (tables + BASELINE) as f64;
+        Evidence {
+            used_mem,
+            predicted_q8: self.q8 + fixed,
+            predicted_q16: self.q16 + fixed,
+            rehash_slack: slack as f64,
+            sampling_sd: self.var_q8.max(self.var_q16).sqrt(),
+        }
+        .decide()
+    }
 }
 
-/// What the key adds to `used_memory` besides the keyspace bucket arrays.
+/// What a key adds to `used_memory` besides the keyspace bucket arrays.
 fn used_by(e: &Estimate) -> f64 {
     (e.memory.unwrap_or(0) + e.keyspace_overhead - e.bucket_share + e.allocator_slack) as f64
+}
+
+/// The choice made without evidence (a flag, another target than the
+/// writer, no `used-mem`), or the `used-mem` the evidence is compared to.
+fn without_evidence(
+    aux: &BTreeMap<String, String>,
+    profile: &Profile,
+    writer: &Profile,
+    flag: Option<u64>,
+) -> Result<Choice, u64> {
+    if let Some(q) = flag {
+        return Ok(Choice::flag(q));
+    }
+    let line = |p: &Profile| (p.family, p.version.major, p.version.minor);
+    if line(profile) != line(writer) {
+        return Ok(Choice::unclear(format!(
+            "used-mem describes the writer ({}), not the target",
+            writer.name()
+        )));
+    }
+    match aux.get("used-mem").and_then(|u| u.parse::<u64>().ok()) {
+        Some(used_mem) => Err(used_mem),
+        None => Ok(Choice::unclear("the dump records no used-mem")),
+    }
+}
+
+/// Picks the quantum for `profile` (the file's writer, or the `--target`)
+/// with a pass of its own.
+pub(crate) fn choose(
+    rdb: &Rdb<'_>,
+    aux: &BTreeMap<String, String>,
+    profile: &Profile,
+    writer: &Profile,
+    opts: &Options,
+    pool: &rayon::ThreadPool,
+    releaser: Option<&Releaser<'_>>,
+) -> Choice {
+    match without_evidence(aux, profile, writer, opts.quantum) {
+        Ok(choice) => choice,
+        Err(used_mem) => {
+            let sampler = Sampler::for_file(rdb.data().len(), opts.sample_evidence_from);
+            evidence(rdb, profile, sampler, pool, releaser).decide(profile, used_mem)
+        }
+    }
+}
+
+/// The evidence summed in the main pass: the guess it runs with, and what
+/// the sums are compared to at the end.
+pub(crate) struct Deferred {
+    pub used_mem: u64,
+    /// The quantum the main pass runs with until the evidence is in.
+    pub guess: u64,
+    pub sampler: Sampler,
+    /// Profiles for quantum 8 and 16.
+    pub q8: Profile,
+    pub q16: Profile,
+}
+
+/// [`Deferred`] evidence when the choice needs it and the dump is big
+/// enough for a second pass to cost (a small one gets [`choose`]).
+pub(crate) fn defer(
+    rdb: &Rdb<'_>,
+    aux: &BTreeMap<String, String>,
+    profile: &Profile,
+    writer: &Profile,
+    flag: Option<u64>,
+    sample_from: usize,
+) -> Result<Deferred, Option<Choice>> {
+    let used_mem = match without_evidence(aux, profile, writer, flag) {
+        Ok(choice) => return Err(Some(choice)),
+        Err(used_mem) => used_mem,
+    };
+    if rdb.data().len() < sample_from {
+        return Err(None);
+    }
+    let (q8, q16) = profiles(profile);
+    Ok(Deferred {
+        used_mem,
+        guess: guess(rdb, &q8, &q16, used_mem),
+        sampler: Sampler::for_file(rdb.data().len(), sample_from),
+        q8,
+        q16,
+    })
+}
+
+fn profiles(profile: &Profile) -> (Profile, Profile) {
+    let mut q8 = profile.clone();
+    q8.quantum = 8;
+    let mut q16 = profile.clone();
+    q16.quantum = 16;
+    (q8, q16)
+}
+
+/// A guess from the first [`GUESS_KEYS`] keys: their estimates scaled by
+/// the file's bytes over theirs, and the build whose prediction is closer
+/// to `used-mem` (no margins: the first keys stand for the file only
+/// roughly). Only the cost depends on it (a wrong guess means a second
+/// analysis), never the answer.
+fn guess(rdb: &Rdb<'_>, q8: &Profile, q16: &Profile, used_mem: u64) -> u64 {
+    let (e8, e16) = (Estimator::new(q8), Estimator::new(q16));
+    let mut scratch = Scratch::new();
+    let mut sums = Sums::default();
+    let (mut first, mut end) = (None, 0u64);
+    for record in rdb
+        .records()
+        .take_while(|r| !matches!(r, Ok(Record::Eof(_)) | Err(_)))
+    {
+        let Ok(Record::Entry(entry)) = record else {
+            continue;
+        };
+        first.get_or_insert(entry.offset);
+        end = entry.offset + entry.record_len;
+        if let Ok((a, b)) = e8.estimate_pair(&e16, &entry, &mut scratch) {
+            sums.add(1.0, &a, &b);
+        }
+        sums.count(&entry);
+        if sums.dbs.values().map(|(k, _)| k).sum::<u64>() as usize >= GUESS_KEYS {
+            break;
+        }
+    }
+    let read = end.saturating_sub(first.unwrap_or(0)).max(1) as f64;
+    let scale = rdb.data().len() as f64 / read;
+    let used = used_mem as f64;
+    if (sums.q16 * scale - used).abs() < (sums.q8 * scale - used).abs() {
+        16
+    } else {
+        8
+    }
 }
 
 fn evidence(
     rdb: &Rdb<'_>,
     profile: &Profile,
-    used_mem: u64,
+    sampler: Sampler,
     pool: &rayon::ThreadPool,
     releaser: Option<&Releaser<'_>>,
-) -> Evidence {
-    let mut q8 = profile.clone();
-    q8.quantum = 8;
-    let mut q16 = profile.clone();
-    q16.quantum = 16;
+) -> Sums {
+    let (q8, q16) = profiles(profile);
     let (e8, e16) = (Estimator::new(&q8), Estimator::new(&q16));
 
-    // Batches of (ordinal of the first entry, entries); damage ends the walk
-    // (the main pass reports it).
+    // Batches of entries; damage ends the walk (the main pass reports it).
     let mut records = rdb.records();
-    let mut ordinal = 0u64;
     let batches = std::iter::from_fn(move || {
         let mut batch: Vec<Entry<'_>> = Vec::with_capacity(BATCH);
-        let first = ordinal;
         for record in records.by_ref() {
             match record {
                 Ok(Record::Entry(e)) => batch.push(e),
@@ -111,36 +304,25 @@ fn evidence(
                 break;
             }
         }
-        ordinal += batch.len() as u64;
-        (!batch.is_empty()).then_some((first, batch))
+        (!batch.is_empty()).then_some(batch)
     });
-    let sums = pool.install(|| {
+    pool.install(|| {
         batches
             .par_bridge()
-            .map(|(first, batch)| {
+            .map(|batch| {
                 let mut scratch = Scratch::new();
+                let mut key_buf = Vec::new();
                 let mut sums = Sums::default();
-                for (i, entry) in batch.iter().enumerate() {
-                    let n = first + i as u64;
-                    let slot = sums.dbs.entry(entry.db).or_default();
-                    slot.0 += 1;
-                    slot.1 += u64::from(entry.expiry.is_some());
-                    let heavy = entry.record_len >= HEAVY_BYTES
-                        || entry
-                            .string()
-                            .ok()
-                            .flatten()
-                            .is_some_and(|s| s.len() as u64 >= HEAVY_BYTES);
-                    let weight = if heavy || n < FULL_PREFIX {
-                        1.0
-                    } else if n.is_multiple_of(SAMPLE_EVERY) {
-                        SAMPLE_EVERY as f64
-                    } else {
+                for entry in &batch {
+                    sums.count(entry);
+                    let Ok(key) = entry.key.bytes_in(&mut key_buf, entry.offset) else {
+                        continue;
+                    };
+                    let Some(p) = sampler.takes(entry, key) else {
                         continue;
                     };
                     if let Ok((a, b)) = e8.estimate_pair(&e16, entry, &mut scratch) {
-                        sums.q8 += weight * used_by(&a);
-                        sums.q16 += weight * used_by(&b);
+                        sums.add(p, &a, &b);
                     }
                 }
                 // Read for good: give the pages back, as the main pass
@@ -152,18 +334,5 @@ fn evidence(
                 sums
             })
             .reduce(Sums::default, Sums::merge)
-    });
-    let (mut tables, mut slack) = (0u64, 0u64);
-    for (keys, expires) in sums.dbs.values() {
-        let (t, s) = keyspace_tables(profile, *keys, *expires);
-        tables += t;
-        slack += s;
-    }
-    let fixed = (tables + BASELINE) as f64;
-    Evidence {
-        used_mem,
-        predicted_q8: sums.q8 + fixed,
-        predicted_q16: sums.q16 + fixed,
-        rehash_slack: slack as f64,
-    }
+    })
 }

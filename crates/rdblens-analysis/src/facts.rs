@@ -1,7 +1,7 @@
 //! What a worker learns about one key: everything the accumulators need,
 //! computed in one decoding pass (plus the memory model's own pass).
 
-use rdblens_memory::{Encoding, Estimator, Shape};
+use rdblens_memory::{Encoding, Estimate, Estimator, Shape};
 use rdblens_parser::{
     BlobSummary, Element, Entry, NodeInfo, RdbString, Result, Scratch, TypeKind, ValueStats, ValueVisitor,
 };
@@ -151,11 +151,38 @@ pub fn key_facts<'k>(
         ..Measure::default()
     };
     let estimate = estimator.estimate_with(entry, scratch, &mut measure)?;
-    let profile = estimator.profile();
+    Ok(facts_of(entry, key, estimator.profile(), estimate, measure))
+}
+
+/// As [`key_facts`], also estimating the key for `other`'s target in the
+/// same decoding: the facts, and both estimates (this target's, `other`'s).
+pub(crate) fn key_facts_pair<'k>(
+    entry: &Entry<'_>,
+    key: &'k [u8],
+    estimator: &Estimator<'_>,
+    other: &Estimator<'_>,
+    scratch: &mut Scratch,
+) -> Result<(KeyFacts<'k>, Estimate, Estimate)> {
+    let mut measure = Measure {
+        want_int: entry.kind() == TypeKind::Set,
+        ..Measure::default()
+    };
+    let (mine, theirs) = estimator.estimate_pair_with(other, entry, scratch, &mut measure)?;
+    let facts = facts_of(entry, key, estimator.profile(), mine, measure);
+    Ok((facts, mine, theirs))
+}
+
+fn facts_of<'k>(
+    entry: &Entry<'_>,
+    key: &'k [u8],
+    profile: &rdblens_memory::Profile,
+    estimate: Estimate,
+    measure: Measure,
+) -> KeyFacts<'k> {
     let stats = measure.stats;
     let serialized_bytes = entry.value.len() as u64;
     let limit = check_limits(entry.kind(), estimate.encoding, &stats, measure.all_int, profile);
-    Ok(KeyFacts {
+    KeyFacts {
         db: entry.db,
         key,
         kind: entry.kind(),
@@ -178,5 +205,5 @@ pub fn key_facts<'k>(
         lzf_uncompressed_bytes: stats.lzf_uncompressed_bytes,
         limit,
         shape: estimate.shape,
-    })
+    }
 }

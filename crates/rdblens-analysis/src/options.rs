@@ -62,6 +62,10 @@ pub struct Options {
     /// with the newest layout known, up to the first type byte or opcode it
     /// does not have (`--skip-unknown`); the file then carries a warning.
     pub skip_unknown: bool,
+    /// Dumps of at least this many bytes sum the allocator evidence over a
+    /// sample of keys, inside the main pass; smaller ones key by key, in a
+    /// pass of their own (`allocator` module). 64 MiB; tests lower it.
+    pub sample_evidence_from: usize,
 }
 
 impl Default for Options {
@@ -81,6 +85,7 @@ impl Default for Options {
             progress: None,
             rules: RuleConfig::default(),
             skip_unknown: false,
+            sample_evidence_from: crate::allocator::SAMPLE_EVIDENCE_FROM,
         }
     }
 }

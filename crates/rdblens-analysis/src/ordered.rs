@@ -14,7 +14,9 @@ use rdblens_parser::{Error, RdbFile, Scratch};
 
 use crate::facts::KeyFacts;
 use crate::options::Options;
-use crate::pipeline::{batch_facts, batch_start, file_info, prepare, walk, walker_panicked, Batch};
+use crate::pipeline::{
+    batch_facts, batch_start, file_info, prepare, walk, walker_panicked, AllocatorPass, Batch,
+};
 use crate::release::Releaser;
 use crate::settings::Settings;
 use crate::summary::{Damage, FileInfo};
@@ -86,7 +88,8 @@ where
     M: Fn(&KeyFacts<'_>, &Settings) -> T + Sync,
     S: FnMut(KeyItem<T>) -> bool,
 {
-    let p = prepare(data, opts, releaser)?;
+    // Rows go out as keys are read: the allocator is settled first.
+    let p = prepare(data, opts, releaser, AllocatorPass::Separate)?;
     let wave = p.threads.max(1) * BATCHES_PER_WORKER;
     let (tx, rx) = sync_channel::<Batch<'_>>(wave);
     let (done_tx, done_rx) = sync_channel::<Vec<Vec<KeyItem<T>>>>(1);
@@ -114,12 +117,21 @@ where
                         || (Scratch::new(), Vec::new()),
                         |(scratch, key_buf), batch| {
                             let mut out = Vec::with_capacity(batch.len());
-                            batch_facts(scratch, key_buf, profile, filter, settings.now_ms, batch, |r| {
-                                out.push(match r {
-                                    Ok(facts) => KeyItem::Key(map(facts, settings)),
-                                    Err(d) => KeyItem::Damaged(d),
-                                })
-                            });
+                            batch_facts(
+                                scratch,
+                                key_buf,
+                                profile,
+                                filter,
+                                settings.now_ms,
+                                batch,
+                                None,
+                                |r| {
+                                    out.push(match r {
+                                        Ok(facts) => KeyItem::Key(map(facts, settings)),
+                                        Err(d) => KeyItem::Damaged(d),
+                                    })
+                                },
+                            );
                             out
                         },
                     )

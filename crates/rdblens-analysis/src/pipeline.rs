@@ -14,8 +14,8 @@ use rdblens_memory::allocator::Choice;
 use rdblens_memory::{Accuracy, Estimator, Profile};
 use rdblens_parser::{Entry, Error, Rdb, RdbFile, RdbString, Record, Scratch};
 
-use crate::facts::key_facts;
-use crate::facts::KeyFacts;
+use crate::allocator::{Deferred, Sums};
+use crate::facts::{key_facts, key_facts_pair, KeyFacts};
 use crate::filter::KeyFilter;
 use crate::options::Options;
 use crate::release::{BatchDone, Releaser};
@@ -92,7 +92,10 @@ fn damage(e: &Error) -> Damage {
 }
 
 /// Decodes a batch: the facts of every key the filter admits, or the damage
-/// that stopped its decoding, in batch order.
+/// that stopped its decoding, in batch order. With `evidence`, also sums
+/// the allocator evidence over the batch's keys (every key: it is deferred
+/// only when no key filter is set).
+#[allow(clippy::too_many_arguments)] // the hot loop's state, passed once per batch
 pub(crate) fn batch_facts(
     scratch: &mut Scratch,
     key_buf: &mut Vec<u8>,
@@ -100,10 +103,19 @@ pub(crate) fn batch_facts(
     filter: &KeyFilter,
     now_ms: i64,
     batch: &[Record<'_>],
+    evidence: Option<(&Deferred, &mut Sums)>,
     mut each: impl FnMut(Result<&KeyFacts<'_>, Damage>),
 ) {
     let estimator = Estimator::new(profile);
+    let q16 = profile.quantum == 16;
+    let mut evidence = evidence.map(|(d, sums)| {
+        let other = Estimator::new(if q16 { &d.q8 } else { &d.q16 });
+        (d, sums, other)
+    });
     for entry in entries(batch) {
+        if let Some((_, sums, _)) = &mut evidence {
+            sums.count(entry);
+        }
         let key: &[u8] = match entry.key {
             RdbString::Raw(k) => k,
             other => match other.bytes_in(key_buf, entry.offset) {
@@ -117,7 +129,20 @@ pub(crate) fn batch_facts(
         if !filter.admits_key(key) {
             continue;
         }
-        match key_facts(entry, key, &estimator, scratch) {
+        let taken = evidence
+            .as_ref()
+            .and_then(|(d, _, _)| d.sampler.takes(entry, key));
+        let facts = match (taken, &mut evidence) {
+            (Some(p), Some((_, sums, other))) => {
+                key_facts_pair(entry, key, &estimator, other, scratch).map(|(facts, mine, theirs)| {
+                    let (a8, a16) = if q16 { (theirs, mine) } else { (mine, theirs) };
+                    sums.add(p, &a8, &a16);
+                    facts
+                })
+            }
+            _ => key_facts(entry, key, &estimator, scratch),
+        };
+        match facts {
             Ok(facts) if !filter.admits_facts(&facts, now_ms) => {}
             Ok(facts) => each(Ok(&facts)),
             Err(e) => each(Err(damage(&e))),
@@ -128,6 +153,8 @@ pub(crate) fn batch_facts(
 /// One worker's accumulators and reusable buffers.
 struct Worker {
     stats: KeyStats,
+    /// The allocator evidence, when the main pass sums it.
+    evidence: Sums,
     scratch: Scratch,
     key_buf: Vec<u8>,
 }
@@ -136,6 +163,7 @@ impl Worker {
     fn new(settings: &Settings) -> Self {
         Worker {
             stats: KeyStats::new(settings),
+            evidence: Sums::default(),
             scratch: Scratch::new(),
             key_buf: Vec::new(),
         }
@@ -158,6 +186,7 @@ impl Worker {
             filter,
             p.settings.now_ms,
             batch,
+            p.deferred.as_ref().map(|d| (d, &mut self.evidence)),
             |r| match r {
                 Ok(facts) => stats.add(facts),
                 Err(d) => stats.add_damage(d),
@@ -174,15 +203,29 @@ pub(crate) struct Prepared<'a> {
     pub profile: Profile,
     /// The allocator build `profile.quantum` stands for, and why.
     pub allocator: Choice,
+    /// Evidence for the allocator left to the main pass (`allocator` is
+    /// then a guess).
+    pub deferred: Option<Deferred>,
     pub settings: Settings,
     pub threads: usize,
     pub pool: rayon::ThreadPool,
+}
+
+/// How [`prepare`] settles the allocator build.
+pub(crate) enum AllocatorPass {
+    /// A pass of its own, before the keys (streams that cannot go back).
+    Separate,
+    /// Summed in the main pass where it can be (no key filter, a big dump).
+    InMainPass,
+    /// Already decided (the main pass again, after a wrong guess).
+    Decided(Choice),
 }
 
 pub(crate) fn prepare<'a>(
     data: &'a [u8],
     opts: &Options,
     releaser: Option<&Releaser<'_>>,
+    pass: AllocatorPass,
 ) -> Result<Prepared<'a>, Error> {
     let rdb = if opts.skip_unknown {
         Rdb::new_allowing_newer(data)?
@@ -217,13 +260,33 @@ pub(crate) fn prepare<'a>(
         rdb.version(),
         rdb.dialect(),
     );
-    let allocator = crate::allocator::choose(&rdb, &aux, &profile, &writer, opts.quantum, &pool, releaser);
+    let separate =
+        |profile: &Profile| crate::allocator::choose(&rdb, &aux, profile, &writer, opts, &pool, releaser);
+    let (allocator, deferred) = match pass {
+        AllocatorPass::Decided(choice) => (choice, None),
+        AllocatorPass::InMainPass if opts.filter.is_empty() => {
+            let from = opts.sample_evidence_from;
+            match crate::allocator::defer(&rdb, &aux, &profile, &writer, opts.quantum, from) {
+                Ok(d) => {
+                    let guess = Choice {
+                        quantum: d.guess,
+                        ..Choice::unclear("the main pass has not summed the evidence yet")
+                    };
+                    (guess, Some(d))
+                }
+                Err(Some(choice)) => (choice, None),
+                Err(None) => (separate(&profile), None),
+            }
+        }
+        AllocatorPass::Separate | AllocatorPass::InMainPass => (separate(&profile), None),
+    };
     profile.quantum = allocator.quantum;
     Ok(Prepared {
         rdb,
         aux,
         profile,
         allocator,
+        deferred,
         settings,
         threads,
         pool,
@@ -297,26 +360,19 @@ fn analyze(
     opts: &Options,
     releaser: Option<&Releaser<'_>>,
 ) -> Result<Summary, Error> {
-    let p = prepare(data, opts, releaser)?;
-    let mut walker = Walker::new(
-        &p.rdb,
-        opts.batch_entries,
-        &opts.filter,
-        opts.progress.as_ref(),
-        releaser,
-    );
-    let mut stats = if p.threads == 1 {
-        // One thread does it all: a second one would only add hand-offs
-        // (and a second busy core to `--threads 1`).
-        let mut worker = Worker::new(&p.settings);
-        while let Some(batch) = walker.next_batch() {
-            worker.fold(&p, &opts.filter, releaser, &batch);
+    let mut p = prepare(data, opts, releaser, AllocatorPass::InMainPass)?;
+    let (mut stats, mut outcome, evidence) = main_pass(&p, opts, releaser);
+    if let Some(d) = p.deferred.take() {
+        let choice = evidence.decide(&p.profile, d.used_mem);
+        if choice.quantum == p.profile.quantum {
+            p.allocator = choice;
+        } else {
+            // The guess from the first keys was wrong: every estimate
+            // must be made again with the build the whole file shows.
+            p = prepare(data, opts, releaser, AllocatorPass::Decided(choice))?;
+            (stats, outcome, _) = main_pass(&p, opts, releaser);
         }
-        worker.stats
-    } else {
-        parallel(&p, opts, releaser, &mut walker)
-    };
-    let outcome = walker.finish();
+    }
     stats.finish();
     let settings = p.settings.clone();
     Ok(Summary {
@@ -327,6 +383,34 @@ fn analyze(
     })
 }
 
+/// Walks and folds every key: the stats, the walk's outcome and the
+/// allocator evidence (empty unless `p.deferred`).
+fn main_pass(
+    p: &Prepared<'_>,
+    opts: &Options,
+    releaser: Option<&Releaser<'_>>,
+) -> (KeyStats, WalkOutcome, Sums) {
+    let mut walker = Walker::new(
+        &p.rdb,
+        opts.batch_entries,
+        &opts.filter,
+        opts.progress.as_ref(),
+        releaser,
+    );
+    let (stats, evidence) = if p.threads == 1 {
+        // One thread does it all: a second one would only add hand-offs
+        // (and a second busy core to `--threads 1`).
+        let mut worker = Worker::new(&p.settings);
+        while let Some(batch) = walker.next_batch() {
+            worker.fold(p, &opts.filter, releaser, &batch);
+        }
+        (worker.stats, worker.evidence)
+    } else {
+        parallel(p, opts, releaser, &mut walker)
+    };
+    (stats, walker.finish(), evidence)
+}
+
 /// `p.threads` workers taking turns at the walker: each decodes the batch
 /// it has just walked, while it is in its core's cache.
 fn parallel(
@@ -334,12 +418,12 @@ fn parallel(
     opts: &Options,
     releaser: Option<&Releaser<'_>>,
     walker: &mut Walker<'_, '_>,
-) -> KeyStats {
+) -> (KeyStats, Sums) {
     let settings = &p.settings;
     let walker = Mutex::new(walker);
     // One accumulator per worker, merged once at the end: far fewer
     // merges (and 16384-slot tables) than a fold per stolen job.
-    let parts: Vec<KeyStats> = p.pool.install(|| {
+    let parts: Vec<Worker> = p.pool.install(|| {
         (0..p.threads)
             .into_par_iter()
             .map(|_| {
@@ -353,14 +437,18 @@ fn parallel(
                     let Some(batch) = batch else { break };
                     worker.fold(p, &opts.filter, releaser, &batch);
                 }
-                worker.stats
+                worker
             })
             .collect()
     });
     let mut parts = parts.into_iter();
-    let mut stats = parts.next().unwrap_or_else(|| KeyStats::new(settings));
+    let (mut stats, mut evidence) = match parts.next() {
+        Some(w) => (w.stats, w.evidence),
+        None => (KeyStats::new(settings), Sums::default()),
+    };
     for part in parts {
-        stats.merge(part);
+        stats.merge(part.stats);
+        evidence = evidence.merge(part.evidence);
     }
-    stats
+    (stats, evidence)
 }

@@ -118,6 +118,11 @@ pub struct Evidence {
     /// Bytes an unfinished rehash of the keyspace tables could add (the
     /// smaller table of each, kept while the bigger one fills).
     pub rehash_slack: f64,
+    /// Standard deviation of the predictions when they were summed over a
+    /// sample of the keys (0 when every key was estimated): both margins
+    /// widen by three of it, so a sample never decides what the whole file
+    /// might not.
+    pub sampling_sd: f64,
 }
 
 impl Evidence {
@@ -129,13 +134,13 @@ impl Evidence {
 
     /// The widest gap between `used_mem` and a prediction that still fits.
     fn margin_around(&self, predicted: f64) -> f64 {
-        ABOVE_FIXED as f64 + ABOVE_RATE * predicted + self.rehash_slack
+        ABOVE_FIXED as f64 + ABOVE_RATE * predicted + self.rehash_slack + 3.0 * self.sampling_sd
     }
 
     fn fits(&self, predicted: f64) -> bool {
         let diff = self.used_mem as f64 - predicted;
-        let below = BELOW_FIXED as f64 + BELOW_RATE * predicted;
-        let above = ABOVE_FIXED as f64 + ABOVE_RATE * predicted + self.rehash_slack;
+        let below = BELOW_FIXED as f64 + BELOW_RATE * predicted + 3.0 * self.sampling_sd;
+        let above = self.margin_around(predicted);
         -below <= diff && diff <= above
     }
 
@@ -209,6 +214,7 @@ mod tests {
             used_mem: used,
             predicted_q8: p8,
             predicted_q16: p16,
+            sampling_sd: 0.0,
             rehash_slack: 0.0,
         }
     }

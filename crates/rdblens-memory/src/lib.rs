@@ -185,15 +185,27 @@ impl<'p> Estimator<'p> {
         entry: &Entry<'_>,
         scratch: &mut Scratch,
     ) -> Result<(Estimate, Estimate)> {
+        self.estimate_pair_with(other, entry, scratch, &mut NoVisitor)
+    }
+
+    /// As [`Self::estimate_pair`], also feeding the decoded value to `also`
+    /// (as [`Self::estimate_with`] does).
+    pub fn estimate_pair_with<V: ValueVisitor>(
+        &self,
+        other: &Estimator<'_>,
+        entry: &Entry<'_>,
+        scratch: &mut Scratch,
+        also: &mut V,
+    ) -> Result<(Estimate, Estimate)> {
         if entry.string()?.is_some() {
             return Ok((
-                self.estimate_with(entry, scratch, &mut NoVisitor)?,
+                self.estimate_with(entry, scratch, also)?,
                 other.estimate_with(entry, scratch, &mut NoVisitor)?,
             ));
         }
         let mut mine = self.collector(entry);
         let mut theirs = other.collector(entry);
-        entry.visit_with(scratch, &mut Tee(&mut mine, &mut theirs))?;
+        entry.visit_with(scratch, &mut Tee(&mut mine, &mut Tee(&mut theirs, also)))?;
         Ok((
             self.estimate_facts(entry, &mine.finish()),
             other.estimate_facts(entry, &theirs.finish()),
