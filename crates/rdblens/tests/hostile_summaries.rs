@@ -16,7 +16,7 @@ use rdblens_analysis::{Options, SummaryError, SummaryFile};
 use rdblens_report::ReportOptions;
 use serde_json::{json, Value};
 
-const DEFAULT_STRIDE: usize = 20;
+const DEFAULT_STRIDE: usize = 25;
 
 fn fixture(path: &str) -> String {
     format!("{}/../../fixtures/rdb/{path}", env!("CARGO_MANIFEST_DIR"))
@@ -139,6 +139,8 @@ fn mutations(v: &Value) -> Vec<Mutation> {
             json!(0.5),
             json!(0),
             json!("x"),
+            json!(true),
+            json!({}),
         ]
         .into_iter()
         .map(set)
