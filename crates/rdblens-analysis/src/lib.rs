@@ -21,6 +21,7 @@
 
 pub mod acc;
 mod allocator;
+mod check;
 mod facts;
 mod filter;
 mod keyname;
@@ -31,11 +32,14 @@ mod ordered;
 mod pipeline;
 mod release;
 pub mod rules;
+mod settings;
 pub mod shard;
 pub mod slot;
 mod summary;
+mod summary_file;
 mod walker;
 
+pub use check::{CheckError, MAX_COUNT};
 pub use facts::{key_facts, KeyFacts};
 pub use filter::{glob_match, KeyFilter, SizeBy, SizeRange, TtlFilter};
 pub use keyname::KeyName;
@@ -43,7 +47,10 @@ pub use limits::LimitCheck;
 pub use options::{Options, Progress};
 pub use ordered::{map_file_keys_in_order, map_keys_in_order, KeyItem};
 pub use pipeline::{analyze_bytes, analyze_file, profile_for};
+pub use settings::{join_differences, Difference, Setting, Settings, Shaping};
 pub use shard::ShardStats;
 pub use summary::{
-    AccuracyInfo, AllocatorInfo, Compression, Damage, FileInfo, KeyStats, Settings, Summary, SUMMARY_VERSION,
+    AccuracyInfo, AllocatorInfo, Compression, Damage, FileInfo, KeyStats, MergeError, Summary, DAMAGE_KEPT,
+    SUMMARY_VERSION,
 };
+pub use summary_file::{SummaryError, SummaryFile, FORMAT, MAX_SUMMARY_BYTES};

@@ -18,7 +18,8 @@ use crate::pipeline::{
     batch_facts, batch_start, file_info, prepare, walk, walker_panicked, AllocatorPass, Batch,
 };
 use crate::release::Releaser;
-use crate::summary::{Damage, FileInfo, Settings};
+use crate::settings::Settings;
+use crate::summary::{Damage, FileInfo};
 
 /// Batches per worker in one wave: enough to keep every worker busy while
 /// one batch of the wave is slow.

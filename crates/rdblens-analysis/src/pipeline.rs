@@ -19,9 +19,8 @@ use crate::facts::{key_facts, key_facts_pair, KeyFacts};
 use crate::filter::KeyFilter;
 use crate::options::Options;
 use crate::release::{BatchDone, Releaser};
-use crate::summary::{
-    AccuracyInfo, AllocatorInfo, Damage, FileInfo, KeyStats, Settings, Summary, SUMMARY_VERSION,
-};
+use crate::settings::Settings;
+use crate::summary::{AccuracyInfo, AllocatorInfo, Damage, FileInfo, KeyStats, Summary, SUMMARY_VERSION};
 use crate::walker::Walker;
 pub(crate) use crate::walker::{walk, WalkOutcome};
 
@@ -240,14 +239,7 @@ pub(crate) fn prepare<'a>(
             .and_then(|c| c.parse::<i64>().ok())
             .map_or(0, |secs| secs.saturating_mul(1000))
     });
-    let settings = Settings {
-        top: opts.top,
-        separator: opts.separator,
-        prefix_depth: opts.prefix_depth,
-        now_ms,
-        expiry_buckets: opts.expiry_buckets,
-        rules: opts.rules.clone(),
-    };
+    let settings = Settings::of(opts, now_ms);
     let threads = if opts.threads == 0 {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     } else {

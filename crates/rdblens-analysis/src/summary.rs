@@ -22,58 +22,14 @@ use crate::acc::slots::Slots;
 use crate::acc::top::TopSet;
 use crate::acc::ttl::Ttl;
 use crate::acc::Accumulate;
+use crate::check::CheckError;
 use crate::facts::KeyFacts;
 use crate::keyshape::KeyShape;
-use crate::rules::RuleConfig;
+use crate::settings::{join_differences, Difference, Settings};
 use crate::shard::ShardStats;
 
 /// Version of the summary layout; bumped on incompatible changes.
 pub const SUMMARY_VERSION: u32 = 5;
-
-/// Settings that shape the accumulators; summaries merge only when they agree.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Settings {
-    pub top: usize,
-    pub separator: u8,
-    pub prefix_depth: usize,
-    /// Reference time for TTLs, unix ms.
-    pub now_ms: i64,
-    pub expiry_buckets: usize,
-    /// Design-rule thresholds the per-key rules were evaluated with.
-    pub rules: RuleConfig,
-}
-
-impl Settings {
-    /// What differs from `other`, by command-line flag, ignoring the
-    /// reference time (each file's TTLs are relative to its own snapshot,
-    /// so shards taken seconds apart still merge). Empty: they merge.
-    pub fn differences(&self, other: &Settings) -> Vec<String> {
-        let mut out = Vec::new();
-        if self.top != other.top {
-            out.push(format!("--top {} vs {}", self.top, other.top));
-        }
-        if self.separator != other.separator {
-            out.push(format!(
-                "--separator '{}' vs '{}'",
-                char::from(self.separator),
-                char::from(other.separator)
-            ));
-        }
-        if self.prefix_depth != other.prefix_depth {
-            out.push(format!("--depth {} vs {}", self.prefix_depth, other.prefix_depth));
-        }
-        if self.expiry_buckets != other.expiry_buckets {
-            out.push(format!(
-                "expiry blocks kept {} vs {}",
-                self.expiry_buckets, other.expiry_buckets
-            ));
-        }
-        if self.rules != other.rules {
-            out.push("design-rule settings (--rules, --set, --config) differ".into());
-        }
-        out
-    }
-}
 
 /// LZF use across string values and blobs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -122,7 +78,8 @@ pub struct KeyStats {
     pub damage: Vec<Damage>,
 }
 
-const DAMAGE_KEPT: usize = 10;
+/// Damage records kept (the first by offset).
+pub const DAMAGE_KEPT: usize = 10;
 
 impl KeyStats {
     /// Expiry clusters at their own resolution, namespaces named from the
@@ -223,9 +180,16 @@ impl KeyStats {
         self.rdb_types.merge_with(o.rdb_types, |a, b| a.merge(&b));
         self.elements.merge_with(o.elements, |a, b| a.merge(b));
         self.value_sizes.merge_with(o.value_sizes, |a, b| a.merge(&b));
-        self.compression.compressed_values += o.compression.compressed_values;
-        self.compression.stored_bytes += o.compression.stored_bytes;
-        self.compression.uncompressed_bytes += o.compression.uncompressed_bytes;
+        // Saturating: summaries come from files; a total past the bound
+        // is refused by the check after the merge (`Summary::merge`).
+        let c = &mut self.compression;
+        c.compressed_values = c
+            .compressed_values
+            .saturating_add(o.compression.compressed_values);
+        c.stored_bytes = c.stored_bytes.saturating_add(o.compression.stored_bytes);
+        c.uncompressed_bytes = c
+            .uncompressed_bytes
+            .saturating_add(o.compression.uncompressed_bytes);
         self.limits.merge(o.limits);
         self.top.merge(o.top);
         self.key_names.merge(o.key_names);
@@ -235,7 +199,7 @@ impl KeyStats {
         self.slots.merge(o.slots);
         self.access.merge(o.access);
         self.rules.merge(o.rules);
-        self.damaged_keys += o.damaged_keys;
+        self.damaged_keys = self.damaged_keys.saturating_add(o.damaged_keys);
         self.damage.extend(o.damage);
         self.damage.sort_by_key(|d| d.offset);
         self.damage.truncate(DAMAGE_KEPT);
@@ -375,19 +339,46 @@ pub struct Summary {
 }
 
 impl Summary {
-    /// Merges another summary made with the same settings.
-    pub fn merge(&mut self, other: Summary) -> Result<(), String> {
-        // Each file's TTLs are relative to its own snapshot time, so shards
-        // taken seconds apart still merge.
+    /// Merges another summary made with the same settings (the whole
+    /// contract of [`Settings::differences`]: a summary made with other
+    /// filters, another target or other limits is refused). Counts add up
+    /// saturating, and the result passes [`Summary::check`]: a total past
+    /// the bound of summaries ([`MAX_COUNT`](crate::MAX_COUNT)) is an error
+    /// naming the field, never a wrapped figure. After a settings error the
+    /// summary is unchanged; after an invalid result it holds that result
+    /// (drop it).
+    pub fn merge(&mut self, other: Summary) -> Result<(), MergeError> {
         let differences = self.settings.differences(&other.settings);
         if !differences.is_empty() {
-            return Err(format!(
-                "summaries were made with different settings: {}",
-                differences.join("; ")
-            ));
+            return Err(MergeError::Settings(differences));
         }
         self.files.extend(other.files);
         self.keys.merge(other.keys);
-        Ok(())
+        self.check().map_err(MergeError::Invalid)
     }
 }
+
+/// Why two summaries cannot be merged.
+#[derive(Debug)]
+pub enum MergeError {
+    /// They were made with other settings (a usage problem).
+    Settings(Vec<Difference>),
+    /// The merged summary is not valid: a total past the bound, or an
+    /// input that was not checked.
+    Invalid(CheckError),
+}
+
+impl std::fmt::Display for MergeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MergeError::Settings(d) => write!(
+                f,
+                "summaries were made with different settings: {}",
+                join_differences(d)
+            ),
+            MergeError::Invalid(e) => write!(f, "the merged summary: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for MergeError {}

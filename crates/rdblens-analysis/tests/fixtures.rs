@@ -251,6 +251,7 @@ fn a_huge_keyspace_stays_bounded_and_exact_where_it_matters() {
         now_ms: 0,
         expiry_buckets: 1000,
         rules: Default::default(),
+        shaping: Default::default(),
     };
     let mut whole = KeyStats::new(&settings);
     let mut parts = [KeyStats::new(&settings), KeyStats::new(&settings)];

@@ -74,11 +74,17 @@ fn settings_that_differ_are_named() {
             ..Options::default()
         },
     );
+    let texts: Vec<String> = a
+        .settings
+        .differences(&b.settings)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
     assert_eq!(
-        a.settings.differences(&b.settings),
+        texts,
         ["--top 20 vs 3", "--separator ':' vs '_'", "--depth 2 vs 3"]
     );
-    let err = a.clone().merge(b).unwrap_err();
+    let err = a.clone().merge(b).unwrap_err().to_string();
     assert!(
         err.starts_with("summaries were made with different settings: --top 20 vs 3;"),
         "{err}"

@@ -18,6 +18,7 @@ fn settings(rules: RuleConfig) -> Settings {
         now_ms: NOW,
         expiry_buckets: 100_000,
         rules,
+        shaping: Default::default(),
     }
 }
 

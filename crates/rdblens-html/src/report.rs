@@ -509,7 +509,7 @@ fn namespaces(d: &Value) -> Option<String> {
 
 fn ttl_cell(record: &Value, now_ms: i64) -> String {
     match record.get("expiry_ms").and_then(Value::as_i64) {
-        Some(at) => num(at, &rdblens_report::format::duration(at - now_ms)),
+        Some(at) => num(at, &rdblens_report::format::duration(at.saturating_sub(now_ms))),
         None => num(-1, "-"),
     }
 }

@@ -6,12 +6,12 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use rdblens_analysis::{Options, Summary};
+use rdblens_analysis::{join_differences, Options, Setting, Summary, SummaryFile};
 use rdblens_report::ReportOptions;
 
 use crate::common::{FilterArgs, ModelArgs};
 use crate::report::{rendering, write_text, Format, SortBy};
-use crate::summary_file::{is_summary_file, Shaping, SummaryError, SummaryFile};
+use crate::summary_file::{is_summary_file, SummaryError};
 
 #[derive(Args, Debug)]
 pub struct DiffArgs {
@@ -78,11 +78,11 @@ fn load(path: &Path, opts: &Options, quiet: bool) -> Result<SummaryFile, Summary
             .with_context(|| format!("{}: cannot open", path.display()))
             .map_err(SummaryError::Input)?;
     if summary {
-        return SummaryFile::read(path);
+        return crate::summary_file::read(path);
     }
     let summary = crate::analyze::analyze_files(&[path.to_path_buf()], &[], opts, quiet)
         .map_err(SummaryError::Input)?;
-    Ok(SummaryFile::new(summary, Shaping::of(opts)))
+    Ok(SummaryFile::new(summary))
 }
 
 /// Both sides, compared and written; returns them for exit-code decisions.
@@ -102,13 +102,12 @@ pub fn run(
     }
     let old = load(&args.old, opts, args.quiet)?;
     let new = load(&args.new, opts, args.quiet)?;
-    let mut differences = old.shaping.differences(&new.shaping);
-    differences.retain(|d| !d.starts_with("--now"));
-    differences.extend(old.summary.settings.differences(&new.summary.settings));
+    let mut differences = old.summary.settings.differences(&new.summary.settings);
+    differences.retain(|d| d.setting != Setting::Now);
     if !differences.is_empty() {
         eprintln!(
             "rdblens: note: the two sides were analysed with different settings ({}); figures may differ for that reason",
-            differences.join("; ")
+            join_differences(&differences)
         );
     }
     let to_file = args.output.is_some();

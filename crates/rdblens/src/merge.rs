@@ -70,7 +70,7 @@ pub fn run(args: &MergeArgs, report_opts: ReportOptions) -> Result<(Summary, Opt
     let output = args.output.as_deref();
     let written = if args.summary_only {
         let audit = args.fail_on.map(|_| rdblens_audit::audit(&merged.summary));
-        merged.write(output).map(|()| audit)
+        crate::summary_file::write(&merged, output).map(|()| audit)
     } else {
         let report_opts = ReportOptions {
             top: args.top.unwrap_or(merged.summary.settings.top),

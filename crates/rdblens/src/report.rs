@@ -10,7 +10,6 @@ use rdblens_audit::Audit;
 use rdblens_report::{AuditWhen, ReportJson, ReportOptions, Section};
 
 use crate::common::{FilterArgs, ModelArgs};
-use crate::summary_file::{Shaping, SummaryFile};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Format {
@@ -274,9 +273,9 @@ pub fn run(
         strict_check(&summary)?;
     }
     if args.summary_only {
-        let mut file = SummaryFile::new(summary, Shaping::of(opts));
+        let mut file = rdblens_analysis::SummaryFile::new(summary);
         file.host = crate::summary_file::host_name();
-        file.write(args.output.as_deref())?;
+        crate::summary_file::write(&file, args.output.as_deref())?;
         let audit = args.fail_on.map(|_| rdblens_audit::audit(&file.summary));
         return Ok((file.summary, audit));
     }

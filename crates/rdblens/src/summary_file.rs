@@ -1,192 +1,13 @@
-//! Summary files: what `rdblens report --summary-only` writes and `rdblens
-//! merge` / `rdblens diff` read. One JSON object: a format marker, the
-//! summary layout version, the options that shaped the accumulators but are
-//! not part of the summary's own settings (filters, target server, encoding
-//! limits, `--now`), and the summary itself (every accumulator; per-key data
-//! only in the bounded top-N lists and rule examples). Written
-//! gzip-compressed when the file name ends in `.gz`; read either way.
+//! Reading and writing summary files (the format, its checks and merging
+//! are `rdblens_analysis::SummaryFile`'s). Written gzip-compressed when the
+//! file name ends in `.gz`; read either way, never more than
+//! [`MAX_SUMMARY_BYTES`] once decompressed.
 
-use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use rdblens_analysis::{KeyName, Options, Summary, SUMMARY_VERSION};
-use rdblens_memory::{Family, Limits, ServerVersion};
-use serde::{Deserialize, Serialize};
-
-/// The value of `format`.
-pub const FORMAT: &str = "rdblens-summary";
-
-/// Options outside [`rdblens_analysis::Settings`] that change what the
-/// accumulators hold; summaries merge only when these agree too.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Shaping {
-    /// `--db`, sorted.
-    pub dbs: Vec<u64>,
-    /// `--type`, by type name, sorted.
-    pub types: Vec<String>,
-    /// `--match`.
-    pub pattern: Option<KeyName>,
-    /// `--prefix`.
-    pub prefix: Option<KeyName>,
-    /// `--target` (the profile name), when given.
-    pub target: Option<String>,
-    /// `--jemalloc-quantum`, when given.
-    pub jemalloc_quantum: Option<u64>,
-    /// Encoding limits set by `--config` and `--limit`: redis.conf name
-    /// (listpack spelling) -> value, the last setting of each.
-    pub limits: BTreeMap<String, String>,
-    /// `--now` in ms, when given (otherwise each file's own snapshot time).
-    pub now_ms: Option<i64>,
-    /// `--regex`, `--exclude`, the size and TTL filters, one line each
-    /// (absent when none was given, so older summaries read the same).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub key_filters: Vec<String>,
-}
-
-/// The filters beyond `--db`, `--type`, `--match`, `--prefix`, as text.
-fn key_filters(f: &rdblens_analysis::KeyFilter) -> Vec<String> {
-    let mut out = Vec::new();
-    if let Some(r) = &f.regex {
-        out.push(format!("--regex {}", r.as_str()));
-    }
-    for e in &f.exclude {
-        out.push(format!("--exclude {}", String::from_utf8_lossy(e)));
-    }
-    if f.size != rdblens_analysis::SizeRange::default() {
-        out.push(format!("size {:?}", f.size));
-    }
-    if f.ttl != rdblens_analysis::TtlFilter::Any {
-        out.push(format!("ttl {:?}", f.ttl));
-    }
-    out
-}
-
-impl Shaping {
-    pub fn of(opts: &Options) -> Self {
-        let mut dbs = opts.filter.dbs.clone();
-        dbs.sort_unstable();
-        dbs.dedup();
-        let mut types: Vec<String> = opts.filter.kinds.iter().map(|k| k.name().to_string()).collect();
-        types.sort();
-        types.dedup();
-        let mut limits = BTreeMap::new();
-        for (name, value) in &opts.config {
-            // Only encoding limits change the estimates; other directives
-            // (maxmemory-policy...) reach the audit through its settings.
-            let mut scratch = Limits::defaults_for(Family::Redis, ServerVersion::new(7, 2, 0));
-            if scratch.set(name, value) == Ok(true) {
-                let name = name
-                    .trim()
-                    .to_ascii_lowercase()
-                    .replace("-ziplist-", "-listpack-");
-                limits.insert(name, value.trim().to_ascii_lowercase());
-            }
-        }
-        Shaping {
-            dbs,
-            types,
-            pattern: opts.filter.pattern.as_deref().map(KeyName::new),
-            prefix: opts.filter.prefix.as_deref().map(KeyName::new),
-            target: opts.profile.as_ref().map(|p| p.name()),
-            jemalloc_quantum: opts.quantum,
-            limits,
-            now_ms: opts.now_ms,
-            key_filters: key_filters(&opts.filter),
-        }
-    }
-
-    /// What differs from `other`, by command-line flag.
-    pub fn differences(&self, other: &Shaping) -> Vec<String> {
-        let mut out = Vec::new();
-        let name = |k: &Option<KeyName>| match k {
-            None => "(none)".to_string(),
-            Some(k) => rdblens_report::format::quote_key(k.as_bytes()),
-        };
-        let or_none = |v: Option<String>| v.unwrap_or_else(|| "(none)".into());
-        if self.dbs != other.dbs {
-            out.push(format!("--db {:?} vs {:?}", self.dbs, other.dbs));
-        }
-        if self.types != other.types {
-            out.push(format!("--type {:?} vs {:?}", self.types, other.types));
-        }
-        if self.pattern != other.pattern {
-            out.push(format!(
-                "--match {} vs {}",
-                name(&self.pattern),
-                name(&other.pattern)
-            ));
-        }
-        if self.prefix != other.prefix {
-            out.push(format!(
-                "--prefix {} vs {}",
-                name(&self.prefix),
-                name(&other.prefix)
-            ));
-        }
-        if self.target != other.target {
-            out.push(format!(
-                "--target {} vs {}",
-                or_none(self.target.clone()),
-                or_none(other.target.clone())
-            ));
-        }
-        if self.jemalloc_quantum != other.jemalloc_quantum {
-            out.push(format!(
-                "--jemalloc-quantum {} vs {}",
-                or_none(self.jemalloc_quantum.map(|q| q.to_string())),
-                or_none(other.jemalloc_quantum.map(|q| q.to_string()))
-            ));
-        }
-        if self.limits != other.limits {
-            let show = |m: &BTreeMap<String, String>| {
-                let v: Vec<String> = m.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                if v.is_empty() {
-                    "(defaults)".to_string()
-                } else {
-                    v.join(",")
-                }
-            };
-            out.push(format!(
-                "encoding limits (--config, --limit) {} vs {}",
-                show(&self.limits),
-                show(&other.limits)
-            ));
-        }
-        if self.key_filters != other.key_filters {
-            out.push(format!(
-                "key filters {:?} vs {:?}",
-                self.key_filters, other.key_filters
-            ));
-        }
-        if self.now_ms != other.now_ms {
-            out.push(format!(
-                "--now {} vs {}",
-                or_none(self.now_ms.map(|n| n.to_string())),
-                or_none(other.now_ms.map(|n| n.to_string()))
-            ));
-        }
-        out
-    }
-}
-
-/// A summary file.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SummaryFile {
-    /// Always [`FORMAT`].
-    pub format: String,
-    /// [`SUMMARY_VERSION`] of the rdblens that wrote it.
-    pub summary_version: u32,
-    pub tool_version: String,
-    pub shaping: Shaping,
-    pub summary: Summary,
-    /// The host `report --summary-only` ran on: files of the same path
-    /// from several hosts (every shard's `/var/lib/redis/dump.rdb`) are
-    /// told apart as `HOST:PATH` when merged.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub host: Option<String>,
-}
+use rdblens_analysis::{SummaryFile, MAX_SUMMARY_BYTES};
 
 /// This machine's host name (Linux), if it can be read.
 pub fn host_name() -> Option<String> {
@@ -214,102 +35,69 @@ impl std::fmt::Display for SummaryError {
 
 impl std::error::Error for SummaryError {}
 
-impl SummaryFile {
-    pub fn new(summary: Summary, shaping: Shaping) -> Self {
-        SummaryFile {
-            format: FORMAT.to_string(),
-            summary_version: SUMMARY_VERSION,
-            tool_version: env!("CARGO_PKG_VERSION").to_string(),
-            shaping,
-            summary,
-            host: None,
+impl From<rdblens_analysis::SummaryError> for SummaryError {
+    fn from(e: rdblens_analysis::SummaryError) -> Self {
+        match e {
+            rdblens_analysis::SummaryError::Mismatch(m) => SummaryError::Mismatch(m),
+            rdblens_analysis::SummaryError::Invalid(m) => SummaryError::Input(anyhow::Error::msg(m)),
         }
     }
+}
 
-    /// Compact JSON (one line).
-    pub fn to_json(&self) -> Result<String> {
-        serde_json::to_string(self).context("cannot serialize the summary")
+/// Writes the summary to `path` (gzip-compressed when it ends in `.gz`),
+/// or to standard output.
+pub fn write(file: &SummaryFile, path: Option<&Path>) -> Result<()> {
+    let text = file.to_json().context("cannot serialize the summary")?;
+    match path {
+        Some(p) if p.extension().is_some_and(|e| e == "gz") => {
+            use std::io::Write;
+            let (output, w) = crate::output::Output::open(Some(p))?;
+            let mut gz = flate2::write::GzEncoder::new(w, flate2::Compression::default());
+            gz.write_all(text.as_bytes())
+                .and_then(|()| gz.finish())
+                .and_then(|mut w| w.flush())
+                .map_err(|e| output.error(e))?;
+            output.commit()?;
+            Ok(())
+        }
+        _ => crate::report::write_text(path, &text),
     }
+}
 
-    /// Writes the summary to `path` (gzip-compressed when it ends in `.gz`),
-    /// or to standard output.
-    pub fn write(&self, path: Option<&Path>) -> Result<()> {
-        let text = self.to_json()?;
-        match path {
-            Some(p) if p.extension().is_some_and(|e| e == "gz") => {
-                use std::io::Write;
-                let (output, w) = crate::output::Output::open(Some(p))?;
-                let mut gz = flate2::write::GzEncoder::new(w, flate2::Compression::default());
-                gz.write_all(text.as_bytes())
-                    .and_then(|()| gz.finish())
-                    .and_then(|mut w| w.flush())
-                    .map_err(|e| output.error(e))?;
-                output.commit()?;
-                Ok(())
-            }
-            _ => crate::report::write_text(path, &text),
+/// Reads all of `r` (the file, or its decompressed stream), refusing
+/// more than `cap` bytes ([`MAX_SUMMARY_BYTES`]).
+fn read_capped(r: impl Read, name: &str, decompressed: bool, cap: u64) -> Result<Vec<u8>> {
+    let mut data = Vec::new();
+    r.take(cap + 1).read_to_end(&mut data).with_context(|| {
+        if decompressed {
+            format!("{name}: damaged gzip stream")
+        } else {
+            format!("{name}: cannot read")
         }
+    })?;
+    if data.len() as u64 > cap {
+        anyhow::bail!(
+            "{name}: larger than {} MiB{}, the most a summary file can be",
+            cap >> 20,
+            if decompressed { " decompressed" } else { "" }
+        );
     }
+    Ok(data)
+}
 
-    /// Parses a summary file's bytes; `name` is used in messages.
-    pub fn parse(data: &[u8], name: &str) -> Result<SummaryFile, SummaryError> {
-        // The marker and version first, so that another document (a report,
-        // a summary of another layout) gets a message saying what it is.
-        #[derive(Deserialize)]
-        struct Head {
-            format: Option<String>,
-            summary_version: Option<u32>,
-            tool_version: Option<String>,
-        }
-        let head: Head = serde_json::from_slice(data)
-            .map_err(|e| SummaryError::Input(anyhow::anyhow!("{name}: not an rdblens summary file: {e}")))?;
-        if head.format.as_deref() != Some(FORMAT) {
-            return Err(SummaryError::Input(anyhow::anyhow!(
-                "{name}: not an rdblens summary file (no \"format\": \"{FORMAT}\"; summaries are written by `rdblens report --format json --summary-only`)"
-            )));
-        }
-        let version = head.summary_version.unwrap_or(0);
-        if version != SUMMARY_VERSION {
-            return Err(SummaryError::Mismatch(format!(
-                "{name}: summary_version {version} (written by rdblens {}), this rdblens {} reads summary_version {SUMMARY_VERSION}: make every summary with the same rdblens version",
-                head.tool_version.as_deref().unwrap_or("?"),
-                env!("CARGO_PKG_VERSION")
-            )));
-        }
-        serde_json::from_slice(data)
-            .map_err(|e| SummaryError::Input(anyhow::anyhow!("{name}: damaged rdblens summary file: {e}")))
-    }
-
-    /// Reads a summary file, gzip-compressed or not.
-    pub fn read(path: &Path) -> Result<SummaryFile, SummaryError> {
-        let name = path.display().to_string();
-        let data = std::fs::read(path)
-            .with_context(|| format!("{name}: cannot read"))
+/// Reads a summary file, gzip-compressed or not, and checks it.
+pub fn read(path: &Path) -> Result<SummaryFile, SummaryError> {
+    let name = path.display().to_string();
+    let file = std::fs::File::open(path)
+        .with_context(|| format!("{name}: cannot read"))
+        .map_err(SummaryError::Input)?;
+    let cap = MAX_SUMMARY_BYTES;
+    let mut data = read_capped(file, &name, false, cap).map_err(SummaryError::Input)?;
+    if is_gzip(&data) {
+        data = read_capped(flate2::read::MultiGzDecoder::new(&data[..]), &name, true, cap)
             .map_err(SummaryError::Input)?;
-        if is_gzip(&data) {
-            let mut text = Vec::new();
-            flate2::read::MultiGzDecoder::new(&data[..])
-                .read_to_end(&mut text)
-                .with_context(|| format!("{name}: damaged gzip stream"))
-                .map_err(SummaryError::Input)?;
-            return Self::parse(&text, &name);
-        }
-        Self::parse(&data, &name)
     }
-
-    /// Folds `other` (read from `name`) in, after checking that both were
-    /// made with the same settings.
-    pub fn merge(&mut self, other: SummaryFile, name: &str, first: &str) -> Result<(), SummaryError> {
-        let mut differences = self.shaping.differences(&other.shaping);
-        differences.extend(self.summary.settings.differences(&other.summary.settings));
-        if !differences.is_empty() {
-            return Err(SummaryError::Mismatch(format!(
-                "{name}: cannot merge: made with other settings than {first}: {}",
-                differences.join("; ")
-            )));
-        }
-        self.summary.merge(other.summary).map_err(SummaryError::Mismatch)
-    }
+    Ok(SummaryFile::parse(&data, &name)?)
 }
 
 fn is_gzip(data: &[u8]) -> bool {
@@ -344,89 +132,21 @@ pub fn read_and_merge(paths: &[impl AsRef<Path>]) -> Result<SummaryFile, Summary
     let mut read = Vec::with_capacity(paths.len());
     for path in paths {
         let path = path.as_ref();
-        read.push((SummaryFile::read(path)?, path.display().to_string()));
+        read.push((self::read(path)?, path.display().to_string()));
     }
-    name_colliding_files(&mut read);
-    // Summaries all made on one host merge into a summary of that host (as
-    // one `report --summary-only` over their files would be); from several
-    // hosts, the files are named `HOST:PATH` by now and the result has none.
-    let common_host = match read.split_first() {
-        Some(((first, _), rest)) if rest.iter().all(|(f, _)| f.host == first.host) => first.host.clone(),
-        _ => None,
-    };
-    let mut merged: Option<(SummaryFile, String)> = None;
-    for (file, name) in read {
-        match &mut merged {
-            None => merged = Some((file, name)),
-            Some((m, first)) => m.merge(file, &name, first)?,
-        }
-    }
-    merged
-        .map(|(m, _)| {
-            let mut m = m;
-            m.host = common_host;
-            m
-        })
-        .ok_or_else(|| SummaryError::Mismatch("no summary files".into()))
-}
-
-/// Files of the same name in summaries from different hosts (every shard's
-/// `/var/lib/redis/dump.rdb`) are renamed `HOST:PATH` (or `SUMMARY:PATH`
-/// when the summary does not say its host), so shard tables and diffs
-/// tell them apart.
-fn name_colliding_files(read: &mut [(SummaryFile, String)]) {
-    let mut count: BTreeMap<String, usize> = BTreeMap::new();
-    for (file, _) in read.iter() {
-        for f in &file.summary.files {
-            *count.entry(f.path.clone()).or_default() += 1;
-        }
-    }
-    for (file, summary_name) in read.iter_mut() {
-        let origin = file.host.clone().unwrap_or_else(|| summary_name.clone());
-        for f in &mut file.summary.files {
-            if count.get(&f.path).is_some_and(|&n| n > 1) {
-                f.path = format!("{origin}:{}", f.path);
-            }
-        }
-    }
+    Ok(SummaryFile::merge_all(read)?)
 }
 
 #[cfg(test)]
 mod tests {
+    use std::io::Write;
+
+    use rdblens_analysis::Options;
+
     use super::*;
 
     #[test]
-    fn shaping_normalizes_what_does_not_matter() {
-        let mut a = Options::default();
-        a.filter.dbs = vec![3, 0, 3];
-        a.config = vec![
-            ("hash-max-ziplist-entries".into(), "1K".into()),
-            ("maxmemory-policy".into(), "allkeys-lru".into()),
-        ];
-        let mut b = Options::default();
-        b.filter.dbs = vec![0, 3];
-        b.config = vec![("hash-max-listpack-entries".into(), "1k".into())];
-        assert_eq!(Shaping::of(&a), Shaping::of(&b));
-        b.now_ms = Some(5);
-        let d = Shaping::of(&a).differences(&Shaping::of(&b));
-        assert_eq!(d, vec!["--now (none) vs 5".to_string()]);
-    }
-
-    #[test]
-    fn other_documents_are_refused_with_a_reason() {
-        let err = |data: &str| {
-            SummaryFile::parse(data.as_bytes(), "x.json")
-                .unwrap_err()
-                .to_string()
-        };
-        assert!(err("REDIS0011").contains("x.json: not an rdblens summary file"));
-        assert!(err(r#"{"schema_version": 1}"#).contains("summaries are written by"));
-        let e = err(r#"{"format": "rdblens-summary", "summary_version": 1, "tool_version": "0.0.1"}"#);
-        assert!(e.contains("summary_version 1 (written by rdblens 0.0.1)"), "{e}");
-        assert!(matches!(
-            SummaryFile::parse(br#"{"format": "rdblens-summary", "summary_version": 1}"#, "x"),
-            Err(SummaryError::Mismatch(_))
-        ));
+    fn json_is_told_from_dumps() {
         assert!(looks_like_json(b"  \n{\"a\":1}"));
         assert!(!looks_like_json(b"REDIS0011"));
     }
@@ -441,15 +161,42 @@ mod tests {
         ))
         .unwrap(); // ok: unit test
         let summary = rdblens_analysis::analyze_bytes(&data, "a.rdb", &opts).unwrap(); // ok: unit test
-        let file = SummaryFile::new(summary, Shaping::of(&opts));
+        let file = SummaryFile::new(summary);
         for name in ["s.json", "s.json.gz"] {
             let path = dir.path().join(name);
-            file.write(Some(&path)).unwrap(); // ok: unit test
+            write(&file, Some(&path)).unwrap(); // ok: unit test
             assert!(is_summary_file(&path).unwrap()); // ok: unit test
-            assert_eq!(SummaryFile::read(&path).unwrap(), file, "{name}"); // ok: unit test
+            assert_eq!(read(&path).unwrap(), file, "{name}"); // ok: unit test
         }
         let gz = std::fs::metadata(dir.path().join("s.json.gz")).unwrap().len(); // ok: unit test
         let plain = std::fs::metadata(dir.path().join("s.json")).unwrap().len(); // ok: unit test
         assert!(gz * 4 < plain, "{gz} vs {plain}");
+    }
+
+    /// A gzip bomb: a little compressed text past the cap once inflated
+    /// (a 3 MiB cap here: the real one is a GiB).
+    #[test]
+    fn decompressed_size_is_capped() {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        gz.write_all(&vec![b' '; 4 << 20]).unwrap(); // ok: unit test
+        let bomb = gz.finish().unwrap(); // ok: unit test
+        assert!(bomb.len() < 10_000);
+        let cap = 3 << 20;
+        let inflate = flate2::read::MultiGzDecoder::new(&bomb[..]);
+        let e = read_capped(inflate, "bomb.json.gz", true, cap).unwrap_err(); // ok: unit test
+        assert_eq!(
+            e.to_string(),
+            "bomb.json.gz: larger than 3 MiB decompressed, the most a summary file can be"
+        );
+        let e = read_capped(&bomb[..], "x.json", false, 100).unwrap_err(); // ok: unit test
+        assert_eq!(
+            e.to_string(),
+            "x.json: larger than 0 MiB, the most a summary file can be"
+        );
+        let inflate = flate2::read::MultiGzDecoder::new(&bomb[..]);
+        assert_eq!(
+            read_capped(inflate, "ok.gz", true, 4 << 20).unwrap().len(),
+            4 << 20
+        ); // ok: unit test
     }
 }

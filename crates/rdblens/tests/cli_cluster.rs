@@ -354,6 +354,56 @@ fn merge_refuses_summaries_made_with_other_settings() {
         .code(2)
         .stderr(contains("summary_version 1 (written by rdblens"))
         .stderr(contains("make every summary with the same rdblens version"));
+    // A damaged summary (what crashed `merge` once): exit 3, the file and
+    // the field named, for merge (tables and JSON) and diff alike.
+    let damaged = |name: &str, edit: &dyn Fn(&mut Value)| {
+        let mut doc: Value = serde_json::from_slice(&std::fs::read(&base[0]).unwrap()).unwrap();
+        edit(&mut doc);
+        let path = dir.path().join(name);
+        std::fs::write(&path, doc.to_string()).unwrap();
+        path
+    };
+    let no_records = damaged("no-records.json", &|d| {
+        d["summary"]["keys"]["damaged_keys"] = 3.into()
+    });
+    let huge = damaged("huge.json", &|d| {
+        d["summary"]["keys"]["totals"]["keys"] = (u64::MAX - 9).into()
+    });
+    let expiring = damaged("expiring.json", &|d| {
+        d["summary"]["keys"]["prefixes"]["unprefixed"]["keys_with_expiry"] = (1u64 << 52).into()
+    });
+    for (file, message) in [
+        (
+            &no_records,
+            "summary.keys.damage: 0 records, damaged_keys 3 (the first 10 are kept)",
+        ),
+        (
+            &huge,
+            "summary.keys.totals.keys: 18446744073709551606 is over the limit of summaries (2^53)",
+        ),
+        (
+            &expiring,
+            "summary.keys.prefixes.unprefixed.keys_with_expiry: 4503599627370496, more than keys",
+        ),
+    ] {
+        let expected = format!(
+            "rdblens: {}: damaged rdblens summary file: {message}",
+            file.display()
+        );
+        for args in [
+            &["merge", s(file), s(&base[0])][..],
+            &["merge", s(&base[0]), s(file), "--format", "json"][..],
+            &["merge", s(file), "--section", "slots"][..],
+            &["diff", s(&base[0]), s(file)][..],
+        ] {
+            rdblens()
+                .args(args)
+                .assert()
+                .code(3)
+                .stdout("")
+                .stderr(contains(expected.as_str()));
+        }
+    }
     // Not a summary (a report, a dump, a missing file): exit 3.
     let report = dir.path().join("report.json");
     stdout_ok(&["report", ALL_TYPES, "--format", "json", "-o", s(&report)]);

@@ -26,13 +26,15 @@ impl Counter {
         self.elements += f.elements;
     }
 
+    /// Adds `o` in, saturating (counters of summaries read from files can
+    /// be anything; the summary check refuses totals past its bound).
     pub fn merge(&mut self, o: &Counter) {
-        self.keys += o.keys;
-        self.keys_with_expiry += o.keys_with_expiry;
-        self.memory += o.memory;
-        self.keyspace_overhead += o.keyspace_overhead;
-        self.serialized_bytes += o.serialized_bytes;
-        self.elements += o.elements;
+        self.keys = self.keys.saturating_add(o.keys);
+        self.keys_with_expiry = self.keys_with_expiry.saturating_add(o.keys_with_expiry);
+        self.memory = self.memory.saturating_add(o.memory);
+        self.keyspace_overhead = self.keyspace_overhead.saturating_add(o.keyspace_overhead);
+        self.serialized_bytes = self.serialized_bytes.saturating_add(o.serialized_bytes);
+        self.elements = self.elements.saturating_add(o.elements);
     }
 }
 

@@ -179,7 +179,7 @@ impl Accumulate for ExpiryHistogram {
         self.cells.merge(&other.cells);
         self.cells.fit();
         self.namespaces.merge(&other.namespaces);
-        self.expiring_keys += other.expiring_keys;
+        self.expiring_keys = self.expiring_keys.saturating_add(other.expiring_keys);
         self.expiring_memory = self.expiring_memory.saturating_add(other.expiring_memory);
     }
 }

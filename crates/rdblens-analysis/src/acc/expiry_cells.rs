@@ -48,7 +48,7 @@ pub struct KeysMemory {
 
 impl Mergeable for KeysMemory {
     fn merge_from(&mut self, o: &Self) {
-        self.keys += o.keys;
+        self.keys = self.keys.saturating_add(o.keys);
         self.memory = self.memory.saturating_add(o.memory);
     }
 }
@@ -170,7 +170,7 @@ impl Cells {
                 return;
             }
         }
-        let k = u64::from(block.keys[i]) + keys;
+        let k = u64::from(block.keys[i]).saturating_add(keys);
         let m = u64::from(block.memory[i]).saturating_add(memory);
         match (u8::try_from(k), u32::try_from(m)) {
             (Ok(k), Ok(m)) => {

@@ -5,9 +5,24 @@
 
 const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
+/// A namespace sketch is mostly zero counters: whole blocks of zero bytes
+/// (and their text, all `A`) are copied at once, not a chunk at a time.
+/// (Small blocks: a sketch's few non-zero counters are spread evenly.)
+const ZERO_BYTES: [u8; 48] = [0; 48];
+const ZERO_TEXT: [u8; 64] = [b'A'; 64];
+
 pub fn to_base64(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
+    let mut at = 0;
+    while at < bytes.len() {
+        if bytes[at..].starts_with(&ZERO_BYTES) {
+            // ASCII: the block is text.
+            out.push_str(std::str::from_utf8(&ZERO_TEXT).unwrap_or_default());
+            at += ZERO_BYTES.len();
+            continue;
+        }
+        let chunk = &bytes[at..(at + 3).min(bytes.len())];
+        at += chunk.len();
         let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         for i in 0..4 {
@@ -26,10 +41,33 @@ pub fn from_base64(text: &str) -> Option<Vec<u8>> {
     if !text.len().is_multiple_of(4) {
         return None;
     }
-    let value = |c: u8| ALPHABET.iter().position(|&a| a == c).map(|v| v as u32);
+    // A table, not a search of the alphabet: a summary's sketch is a
+    // million characters.
+    const INVALID: u8 = 0xff;
+    const VALUES: [u8; 256] = {
+        let mut t = [INVALID; 256];
+        let mut i = 0;
+        while i < 64 {
+            t[ALPHABET[i] as usize] = i as u8;
+            i += 1;
+        }
+        t
+    };
+    let value = |c: u8| match VALUES[usize::from(c)] {
+        INVALID => None,
+        v => Some(u32::from(v)),
+    };
     let mut out = Vec::with_capacity(text.len() / 4 * 3);
-    for (i, chunk) in text.chunks(4).enumerate() {
-        let last = i + 1 == text.len() / 4;
+    let mut at = 0;
+    while at < text.len() {
+        if text[at..].starts_with(&ZERO_TEXT) {
+            out.extend_from_slice(&ZERO_BYTES);
+            at += ZERO_TEXT.len();
+            continue;
+        }
+        let chunk = &text[at..at + 4];
+        at += 4;
+        let last = at == text.len();
         let pad = chunk.iter().rev().take_while(|&&c| c == b'=').count();
         if pad > 2 || (pad > 0 && !last) {
             return None;
@@ -90,6 +128,22 @@ mod tests {
             assert_eq!(from_base64(&to_base64(&bytes)).unwrap(), bytes); // ok: unit test
         }
         assert_eq!(to_base64(b"Man"), "TWFu");
+        assert_eq!(to_base64(&[0, 0, 0, 0, 0, 0, 1]), "AAAAAAAAAQ==");
+        assert_eq!(from_base64("AAAAAAAAAQ=="), Some(vec![0, 0, 0, 0, 0, 0, 1]));
+        assert_eq!(from_base64("AAAAAA=="), Some(vec![0, 0, 0, 0]));
+        // Zero blocks and what surrounds them.
+        for len in [47, 48, 49, 100, 2000, 2304] {
+            for at in [0, len / 2, len - 1] {
+                let mut bytes = vec![0u8; len];
+                bytes[at] = 7;
+                let text = to_base64(&bytes);
+                assert_eq!(text.len(), len.div_ceil(3) * 4);
+                assert_eq!(from_base64(&text).unwrap(), bytes); // ok: unit test
+            }
+            let zeros = vec![0u8; len];
+            assert!(to_base64(&zeros).trim_end_matches('=').bytes().all(|c| c == b'A'));
+            assert_eq!(from_base64(&to_base64(&zeros)).unwrap(), zeros); // ok: unit test
+        }
         assert!(from_base64("TW=u").is_none());
         assert!(from_base64("TWF").is_none());
         let mut out = Vec::new();

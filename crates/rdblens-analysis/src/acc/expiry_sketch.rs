@@ -90,13 +90,29 @@ impl NamespaceSketch {
         }
     }
 
+    /// The counters of every row of every level.
+    pub fn rows(&self) -> impl Iterator<Item = &[u32]> {
+        self.counters.chunks(WIDTH)
+    }
+
     pub fn bytes(&self) -> usize {
         self.counters.len() * 4
     }
 
     /// The counters as little-endian bytes (for summaries).
     pub fn to_bytes(&self) -> Vec<u8> {
-        self.counters.iter().flat_map(|c| c.to_le_bytes()).collect()
+        let mut out = Vec::with_capacity(self.counters.len() * 4);
+        for block in self.counters.chunks(ZERO_BLOCK.len()) {
+            // Mostly zero: whole blocks at once.
+            if block == &ZERO_BLOCK[..block.len()] {
+                out.resize(out.len() + block.len() * 4, 0);
+                continue;
+            }
+            for c in block {
+                out.extend_from_slice(&c.to_le_bytes());
+            }
+        }
+        out
     }
 
     /// The inverse of [`Self::to_bytes`]; `None` if the length is wrong.
@@ -104,13 +120,24 @@ impl NamespaceSketch {
         if bytes.len() != LEVELS_MS.len() * ROWS * WIDTH * 4 {
             return None;
         }
-        let counters = bytes
-            .chunks_exact(4)
-            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect();
+        let mut counters = Vec::with_capacity(bytes.len() / 4);
+        for block in bytes.chunks(ZERO_BLOCK.len() * 4) {
+            if block == &ZERO_BYTES[..block.len()] {
+                counters.resize(counters.len() + block.len() / 4, 0);
+                continue;
+            }
+            for c in block.chunks_exact(4) {
+                counters.push(u32::from_le_bytes([c[0], c[1], c[2], c[3]]));
+            }
+        }
         Some(NamespaceSketch { counters })
     }
 }
+
+/// Counters handled at once when all zero (most are).
+/// (Small blocks: the few non-zero counters are spread evenly.)
+const ZERO_BLOCK: [u32; 16] = [0; 16];
+const ZERO_BYTES: [u8; 64] = [0; 64];
 
 /// Serialized as a compact string, not a million numbers.
 impl Serialize for NamespaceSketch {

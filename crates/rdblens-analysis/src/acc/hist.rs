@@ -16,7 +16,7 @@ const SLOTS: usize = EXACT as usize + 54;
 /// insert per add was ~3% of a report); the serialized form is the sparse
 /// map of non-empty buckets.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(from = "HistogramRepr", into = "HistogramRepr")]
+#[serde(try_from = "HistogramRepr", into = "HistogramRepr")]
 pub struct Histogram {
     /// Empty until the first value.
     counts: Vec<u64>,
@@ -48,8 +48,11 @@ impl From<Histogram> for HistogramRepr {
     }
 }
 
-impl From<HistogramRepr> for Histogram {
-    fn from(r: HistogramRepr) -> Self {
+impl TryFrom<HistogramRepr> for Histogram {
+    type Error = String;
+    /// Each bucket must be named by its lower bound (so no two share a
+    /// slot); the counts' agreement is [`Histogram::check`]'s.
+    fn try_from(r: HistogramRepr) -> Result<Self, String> {
         let mut h = Histogram {
             counts: Vec::new(),
             count: r.count,
@@ -58,9 +61,15 @@ impl From<HistogramRepr> for Histogram {
             max: r.max,
         };
         for (b, n) in r.buckets {
-            *h.slot(b) += n;
+            if bucket_of(b) != b {
+                return Err(format!(
+                    "histogram bucket {b} is not a bucket's lower bound ({})",
+                    bucket_of(b)
+                ));
+            }
+            *h.slot(b) = n;
         }
-        h
+        Ok(h)
     }
 }
 
@@ -125,15 +134,51 @@ impl Histogram {
 
     pub fn merge(&mut self, o: Histogram) {
         for (b, n) in o.buckets() {
-            *self.slot(b) += n;
+            let c = self.slot(b);
+            *c = c.saturating_add(n);
         }
-        self.count += o.count;
-        self.sum += o.sum;
+        self.count = self.count.saturating_add(o.count);
+        self.sum = self.sum.saturating_add(o.sum);
         self.min = match (self.min, o.min) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
         self.max = self.max.max(o.max);
+    }
+
+    /// The shape a histogram built by [`Self::add`] and [`Self::merge`]
+    /// has: bucket counts adding up to `count`, `min` and `max` in the
+    /// first and last buckets, a `sum` between `count * min` and
+    /// `count * max`.
+    pub(crate) fn check(&self, c: &mut crate::check::Checker) -> crate::check::Checked {
+        c.count("count", self.count)?;
+        let buckets = crate::check::checked_sum(self.buckets().map(|(_, n)| n));
+        c.sum_is("buckets", buckets, "count", self.count)?;
+        let (min, max) = match (self.min, self.max) {
+            (None, None) if self.count == 0 && self.sum == 0 => return Ok(()),
+            (Some(min), Some(max)) if self.count > 0 && min <= max => (min, max),
+            _ => {
+                return Err(c.fail(format!(
+                    "count {}, sum {}, min {:?}, max {:?} do not fit together",
+                    self.count, self.sum, self.min, self.max
+                )))
+            }
+        };
+        let first = self.buckets().next().map(|(b, _)| b);
+        let last = self.buckets().last().map(|(b, _)| b);
+        if first != Some(bucket_of(min)) || last != Some(bucket_of(max)) {
+            return Err(c.fail(format!(
+                "min {min} and max {max} are not in the first and last buckets"
+            )));
+        }
+        let count = u128::from(self.count);
+        if self.sum < count * u128::from(min) || self.sum > count * u128::from(max) {
+            return Err(c.fail_at(
+                "sum",
+                format!("{} is not between count * min and count * max", self.sum),
+            ));
+        }
+        Ok(())
     }
 
     pub fn mean(&self) -> Option<f64> {

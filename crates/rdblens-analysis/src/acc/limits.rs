@@ -84,12 +84,12 @@ impl Accumulate for Limits {
                     self.groups.insert(name, o);
                 }
                 Some(g) => {
-                    g.over_keys += o.over_keys;
-                    g.over_memory += o.over_memory;
-                    g.over_savings += o.over_savings;
-                    g.over_by_small_margin += o.over_by_small_margin;
-                    g.near_keys += o.near_keys;
-                    g.near_memory += o.near_memory;
+                    g.over_keys = g.over_keys.saturating_add(o.over_keys);
+                    g.over_memory = g.over_memory.saturating_add(o.over_memory);
+                    g.over_savings = g.over_savings.saturating_add(o.over_savings);
+                    g.over_by_small_margin = g.over_by_small_margin.saturating_add(o.over_by_small_margin);
+                    g.near_keys = g.near_keys.saturating_add(o.near_keys);
+                    g.near_memory = g.near_memory.saturating_add(o.near_memory);
                     g.over_examples.merge(o.over_examples);
                 }
             }

@@ -138,8 +138,8 @@ impl Accumulate for KeyNames {
         for (p, c) in other.problems {
             match self.problems.get_mut(&p) {
                 Some(mine) => {
-                    mine.keys += c.keys;
-                    mine.memory += c.memory;
+                    mine.keys = mine.keys.saturating_add(c.keys);
+                    mine.memory = mine.memory.saturating_add(c.memory);
                     mine.examples.merge(c.examples);
                 }
                 None => {

@@ -140,9 +140,9 @@ pub struct NsTally {
 
 impl Mergeable for NsTally {
     fn merge_from(&mut self, o: &Self) {
-        self.keys += o.keys;
-        self.memory += o.memory;
-        self.savings += o.savings;
+        self.keys = self.keys.saturating_add(o.keys);
+        self.memory = self.memory.saturating_add(o.memory);
+        self.savings = self.savings.saturating_add(o.savings);
     }
 }
 
@@ -191,11 +191,11 @@ impl RuleTally {
     }
 
     pub fn total_keys(&self) -> u64 {
-        self.keys.iter().sum()
+        self.keys.iter().fold(0, |a, &b| a.saturating_add(b))
     }
 
     pub fn total_memory(&self) -> u64 {
-        self.memory.iter().sum()
+        self.memory.iter().fold(0, |a, &b| a.saturating_add(b))
     }
 
     fn add(&mut self, f: &KeyFacts<'_>, h: &Hit, separator: u8) {
@@ -233,19 +233,19 @@ impl RuleTally {
 
     fn merge(&mut self, o: RuleTally) {
         for i in 0..3 {
-            self.keys[i] += o.keys[i];
-            self.memory[i] += o.memory[i];
+            self.keys[i] = self.keys[i].saturating_add(o.keys[i]);
+            self.memory[i] = self.memory[i].saturating_add(o.memory[i]);
         }
-        self.savings += o.savings;
-        self.with_savings += o.with_savings;
-        self.unlisted += o.unlisted;
+        self.savings = self.savings.saturating_add(o.savings);
+        self.with_savings = self.with_savings.saturating_add(o.with_savings);
+        self.unlisted = self.unlisted.saturating_add(o.unlisted);
         self.listed.merge(o.listed);
         self.namespaces.merge(o.namespaces);
         self.details.merge_with(o.details, |mine, t| {
-            mine.keys += t.keys;
-            mine.memory += t.memory;
-            mine.savings += t.savings;
-            mine.fixable_keys += t.fixable_keys;
+            mine.keys = mine.keys.saturating_add(t.keys);
+            mine.memory = mine.memory.saturating_add(t.memory);
+            mine.savings = mine.savings.saturating_add(t.savings);
+            mine.fixable_keys = mine.fixable_keys.saturating_add(t.fixable_keys);
             mine.fixable_max_measured = mine.fixable_max_measured.max(t.fixable_max_measured);
         });
     }
@@ -268,10 +268,10 @@ pub struct SprawlTally {
 
 impl Mergeable for SprawlTally {
     fn merge_from(&mut self, o: &Self) {
-        self.keys += o.keys;
-        self.memory += o.memory;
-        self.keyspace += o.keyspace;
-        self.entry_bytes += o.entry_bytes;
+        self.keys = self.keys.saturating_add(o.keys);
+        self.memory = self.memory.saturating_add(o.memory);
+        self.keyspace = self.keyspace.saturating_add(o.keyspace);
+        self.entry_bytes = self.entry_bytes.saturating_add(o.entry_bytes);
         self.max_field_len = self.max_field_len.max(o.max_field_len);
         self.max_value_len = self.max_value_len.max(o.max_value_len);
     }

@@ -122,6 +122,18 @@ impl Distribution {
         self.max = self.max.max(v);
     }
 
+    /// Bucket counts adding up to `count`, the maximum in the last bucket.
+    pub(crate) fn check(&self, c: &mut crate::check::Checker) -> crate::check::Checked {
+        c.count("count", self.count)?;
+        let buckets = crate::check::checked_sum(self.buckets().map(|(_, n)| n));
+        c.sum_is("buckets", buckets, "count", self.count)?;
+        match self.buckets().last() {
+            None if self.max == 0 => Ok(()),
+            Some((lower, _)) if index_of(lower) == index_of(self.max) => Ok(()),
+            _ => Err(c.fail_at("max", format!("{} is not in the last bucket", self.max))),
+        }
+    }
+
     /// Adds `o`'s counts (saturating: a summary file may claim anything).
     pub fn merge(&mut self, o: &Distribution) {
         if self.counts.len() < o.counts.len() {
@@ -174,6 +186,26 @@ impl ValueSizes {
         if f.kind != rdblens_parser::TypeKind::String {
             self.largest_element.add(f.max_element_len);
         }
+    }
+
+    /// Each distribution's shape; as many lengths as memory figures, and
+    /// no more largest elements.
+    pub(crate) fn check(&self, c: &mut crate::check::Checker) -> crate::check::Checked {
+        c.at("memory", |c| self.memory.check(c))?;
+        c.at("length", |c| self.length.check(c))?;
+        c.at("largest_element", |c| self.largest_element.check(c))?;
+        if self.length.count != self.memory.count {
+            return Err(c.fail_at(
+                "length.count",
+                format!("{}, memory.count is {}", self.length.count, self.memory.count),
+            ));
+        }
+        c.at_most(
+            "largest_element.count",
+            self.largest_element.count,
+            "memory.count",
+            self.memory.count,
+        )
     }
 
     pub fn merge(&mut self, o: &ValueSizes) {

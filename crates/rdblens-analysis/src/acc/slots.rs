@@ -53,11 +53,17 @@ impl From<Slots> for SlotsRepr {
 impl TryFrom<SlotsRepr> for Slots {
     type Error = String;
     fn try_from(r: SlotsRepr) -> Result<Self, String> {
-        if r.keys.len() != SLOTS || r.memory.len() != SLOTS {
+        if r.keys.len() != SLOTS {
             return Err(format!(
-                "slots: {} key counts and {} memory figures, expected {SLOTS} of each",
-                r.keys.len(),
-                r.memory.len()
+                "keys: {} entries, expected one per slot ({SLOTS})",
+                r.keys.len()
+            ));
+        }
+        if r.memory.len() != r.keys.len() {
+            return Err(format!(
+                "memory: {} entries, keys has {}",
+                r.memory.len(),
+                r.keys.len()
             ));
         }
         Ok(Slots {
@@ -116,10 +122,10 @@ impl Accumulate for Slots {
 
     fn merge(&mut self, other: Self) {
         for (a, b) in self.counts.iter_mut().zip(&other.counts) {
-            a.keys += b.keys;
-            a.memory += b.memory;
+            a.keys = a.keys.saturating_add(b.keys);
+            a.memory = a.memory.saturating_add(b.memory);
         }
         self.hash_tags.merge(other.hash_tags);
-        self.keys_with_tag += other.keys_with_tag;
+        self.keys_with_tag = self.keys_with_tag.saturating_add(other.keys_with_tag);
     }
 }

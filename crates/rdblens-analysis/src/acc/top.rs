@@ -148,6 +148,14 @@ impl TopKeys {
         }
     }
 
+    /// Whether the records are in the list's order (largest first).
+    pub fn is_sorted(&self) -> bool {
+        let metric = self.metric;
+        self.keys
+            .windows(2)
+            .all(|w| (rank(metric, &w[0]), &w[0]) <= (rank(metric, &w[1]), &w[1]))
+    }
+
     fn insert(&mut self, r: KeyRecord) {
         if self.n > SORTED_INSERT_MAX {
             self.pending.push(r);
@@ -301,6 +309,11 @@ impl<T: Ord> TopBy<T> {
             None => true,
             Some(last) => cmp_to(last) == std::cmp::Ordering::Less,
         }
+    }
+
+    /// Whether the items are in order (smallest first).
+    pub fn is_sorted(&self) -> bool {
+        self.items.is_sorted()
     }
 
     pub fn insert(&mut self, item: T) {

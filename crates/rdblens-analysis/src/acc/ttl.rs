@@ -57,8 +57,8 @@ impl TtlBuckets {
 
     pub fn merge_from(&mut self, o: &TtlBuckets) {
         for i in 0..10 {
-            self.keys[i] += o.keys[i];
-            self.memory[i] += o.memory[i];
+            self.keys[i] = self.keys[i].saturating_add(o.keys[i]);
+            self.memory[i] = self.memory[i].saturating_add(o.memory[i]);
         }
     }
 }

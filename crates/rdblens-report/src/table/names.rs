@@ -161,7 +161,7 @@ pub(crate) fn prefixes(out: &mut String, r: &ReportJson<'_>, p: &PrefixesJson<'_
             right(thousands(u.keys)),
             right(human_bytes(u.memory)),
             right(percent(u.memory, total)),
-            right(percent(u.keys - u.keys_with_expiry, u.keys)),
+            right(percent(u.keys.saturating_sub(u.keys_with_expiry), u.keys)),
         ]);
     }
     let _ = writeln!(out, "{t}");
