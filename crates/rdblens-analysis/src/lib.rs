@@ -53,4 +53,4 @@ pub use summary::{
     AccuracyInfo, AllocatorInfo, Compression, Damage, FileInfo, KeyStats, MergeError, Summary, DAMAGE_KEPT,
     SUMMARY_VERSION,
 };
-pub use summary_file::{SummaryError, SummaryFile, FORMAT, MAX_SUMMARY_BYTES};
+pub use summary_file::{Merger, SummaryError, SummaryFile, FORMAT, MAX_SUMMARY_BYTES};

@@ -437,6 +437,9 @@ fn parallel(
                     let Some(batch) = batch else { break };
                     worker.fold(p, &opts.filter, releaser, &batch);
                 }
+                // Buffered keys (expiry cells, slots, top lists) go in
+                // here, on every core at once, not in the serial merge.
+                worker.stats.finish();
                 worker
             })
             .collect()

@@ -163,6 +163,7 @@ impl KeyStats {
         self.key_names.finish();
         self.access.finish();
         self.rules.finish();
+        self.slots.finish();
     }
 
     pub fn add_damage(&mut self, d: Damage) {

@@ -127,14 +127,15 @@ pub fn is_summary_file(path: &Path) -> std::io::Result<bool> {
     Ok(looks_like_json(&head))
 }
 
-/// Reads every summary file and merges them in order.
+/// Reads every summary file and merges them in order, each as it is read
+/// (memory for two summaries, however many files).
 pub fn read_and_merge(paths: &[impl AsRef<Path>]) -> Result<SummaryFile, SummaryError> {
-    let mut read = Vec::with_capacity(paths.len());
+    let mut merger = rdblens_analysis::Merger::default();
     for path in paths {
         let path = path.as_ref();
-        read.push((self::read(path)?, path.display().to_string()));
+        merger.add(self::read(path)?, path.display().to_string())?;
     }
-    Ok(SummaryFile::merge_all(read)?)
+    Ok(merger.finish()?)
 }
 
 #[cfg(test)]

@@ -37,8 +37,8 @@ pub struct ExpiryHistogram {
     pending: Vec<Pending>,
 }
 
-/// Expiring keys buffered before they go into their cells (1.5 MiB).
-const PENDING: usize = 1 << 16;
+/// Expiring keys buffered before they go into their cells (6 MiB).
+const PENDING: usize = 1 << 18;
 
 /// Keys added to the cells between two checks of the cap: the store
 /// exceeds its cap by at most this many blocks.
@@ -132,13 +132,7 @@ impl ExpiryHistogram {
     pub fn rebucket_range(&self, width_ms: i64, from: i64, to: i64) -> BTreeMap<i64, KeysMemory> {
         debug_assert!(self.is_flushed());
         let width = width_ms.max(self.width_ms());
-        let mut out: BTreeMap<i64, KeysMemory> = BTreeMap::new();
-        for (start, c) in self.cells.range(from, to) {
-            let e = out.entry(align(start, width)).or_default();
-            e.keys += c.keys;
-            e.memory = e.memory.saturating_add(c.memory);
-        }
-        out
+        self.cells.rebucket(width, from, to).into_iter().collect()
     }
 
     /// Keys and memory per window of `width_ms` (at least the stored width).

@@ -265,11 +265,96 @@ impl Cells {
         out
     }
 
-    /// Adds every cell of `other` (same resolution).
+    /// Adds every cell of `other` (same resolution): block by block, one
+    /// lookup per block (the serial step after a parallel pass).
     pub fn merge(&mut self, other: &Cells) {
         debug_assert_eq!(self.resolution, other.resolution);
-        let runs: Vec<(i64, u64, u64)> = other.iter().map(|(s, c)| (s, c.keys, c.memory)).collect();
-        self.add_sorted(&runs);
+        let width = self.width_ms();
+        for (&block_start, theirs) in &other.blocks {
+            let mine = self.blocks.entry(block_start).or_insert_with(Block::new);
+            for i in (0..CELLS).filter(|&i| theirs.keys[i] > 0) {
+                let start = block_start + i as i64 * width;
+                let (keys, memory) = (u64::from(theirs.keys[i]), u64::from(theirs.memory[i]));
+                Self::add_in(mine, &mut self.heavy, start, i, keys, memory);
+            }
+        }
+        for (&start, c) in &other.heavy {
+            self.add(start, c.keys, c.memory);
+        }
+    }
+
+    /// Keys and memory per window of `width` (a multiple of the cell
+    /// width) starting in `[from, to)`, in time order. Where windows hold
+    /// whole blocks, blocks are summed without visiting their cells.
+    pub fn rebucket(&self, width: i64, from: i64, to: i64) -> Vec<(i64, KeysMemory)> {
+        let block_ms = self.block_ms();
+        let mut out: Vec<(i64, KeysMemory)> = Vec::new();
+        let mut push = |start: i64, c: KeysMemory| match out.last_mut() {
+            Some((s, km)) if *s == start => km.merge_from(&c),
+            _ => out.push((start, c)),
+        };
+        if width % block_ms != 0 {
+            for (start, c) in self.range(from, to) {
+                push(align(start, width), c);
+            }
+            return out;
+        }
+        let first_block = align(clamp_time(from), block_ms);
+        for (&b, block) in self.blocks.range(first_block..).take_while(|(&b, _)| b < to) {
+            let window = align(b, width);
+            if b >= from && b.saturating_add(block_ms) <= to {
+                let keys = block.keys.iter().map(|&k| u64::from(k)).sum();
+                let memory = block.memory.iter().map(|&m| u64::from(m)).sum();
+                if keys > 0 {
+                    push(window, KeysMemory { keys, memory });
+                }
+            } else {
+                // A block cut by the range: its cells inside it (light
+                // only; heavy cells are added below).
+                let w = self.width_ms();
+                for i in (0..CELLS).filter(|&i| block.keys[i] > 0) {
+                    let start = b + i as i64 * w;
+                    if start >= from && start < to {
+                        let c = KeysMemory {
+                            keys: u64::from(block.keys[i]),
+                            memory: u64::from(block.memory[i]),
+                        };
+                        push(window, c);
+                    }
+                }
+            }
+        }
+        // Heavy cells, in time order too: windows of their own, then
+        // the two ordered lists merged.
+        let mut heavy: Vec<(i64, KeysMemory)> = Vec::new();
+        for (&start, c) in self.heavy.range(from..).take_while(|(&s, _)| s < to) {
+            let window = align(start, width);
+            match heavy.last_mut() {
+                Some((s, km)) if *s == window => km.merge_from(c),
+                _ => heavy.push((window, *c)),
+            }
+        }
+        if heavy.is_empty() {
+            return out;
+        }
+        let mut merged = Vec::with_capacity(out.len() + heavy.len());
+        let (mut a, mut b) = (out.into_iter().peekable(), heavy.into_iter().peekable());
+        loop {
+            let next = match (a.peek(), b.peek()) {
+                (Some(x), Some(y)) if y.0 < x.0 => b.next(),
+                (Some(x), Some(y)) if y.0 == x.0 => {
+                    let (start, mut km) = a.next().unwrap_or_default();
+                    km.merge_from(&b.next().unwrap_or_default().1);
+                    Some((start, km))
+                }
+                (Some(_), _) => a.next(),
+                (None, _) => b.next(),
+            };
+            match next {
+                Some(w) => merged.push(w),
+                None => return merged,
+            }
+        }
     }
 }
 
@@ -348,5 +433,78 @@ mod tests {
         assert_eq!(a.resolution, b.resolution);
         assert!(a.resolution > 0);
         assert_eq!(a, b);
+    }
+    /// What `rebucket` must equal: every cell into its window, one by one.
+    fn naive_rebucket(c: &Cells, width: i64, from: i64, to: i64) -> Vec<(i64, KeysMemory)> {
+        let mut out: BTreeMap<i64, KeysMemory> = BTreeMap::new();
+        for (start, km) in c.range(from, to) {
+            out.entry(align(start, width)).or_default().merge_from(&km);
+        }
+        out.into_iter().collect()
+    }
+
+    /// Cells over ~3 days, some seconds heavy (over 255 keys), some with
+    /// memory past a u32.
+    fn sample_cells() -> Cells {
+        let mut c = Cells::new(1 << 20);
+        let mut x: u64 = 7;
+        for i in 0..20_000u64 {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let t = ((x >> 20) % 250_000) as i64 * 1_000 - 3_600_000;
+            let keys = if i % 997 == 0 { 300 } else { 1 + (x >> 60) };
+            let memory = if i % 4_999 == 0 {
+                u64::from(u32::MAX) + 5
+            } else {
+                x >> 50
+            };
+            c.add(t, keys, memory);
+        }
+        assert!(c.heavy_cells() > 5); // ok: unit test
+        c
+    }
+
+    #[test]
+    fn rebucket_by_blocks_equals_cell_by_cell() {
+        let c = sample_cells();
+        let bounds = [
+            (i64::MIN, i64::MAX),
+            (0, 86_400_000),
+            (-1_234_567, 123_456_789),
+            (60_000, 61_000),
+            (59_000, 180_500),
+        ];
+        for width in [
+            1_000, 10_000, 60_000, 120_000, 600_000, 3_600_000, 86_400_000, 90_000,
+        ] {
+            for &(from, to) in &bounds {
+                assert_eq!(
+                    c.rebucket(width, from, to),
+                    naive_rebucket(&c, width, from, to),
+                    "width {width} in [{from}, {to})"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn merge_by_blocks_equals_adding_each_cell() {
+        let a = sample_cells();
+        let mut b = Cells::new(1 << 20);
+        for i in 0..3_000i64 {
+            b.add((i * 7_919 % 200_000) * 1_000, 1 + (i % 300) as u64, 10);
+        }
+        let mut merged = a.clone();
+        merged.merge(&b);
+        let mut one_by_one = a.clone();
+        for (start, km) in b.iter() {
+            one_by_one.add(start, km.keys, km.memory);
+        }
+        assert_eq!(merged, one_by_one);
+        assert_eq!(
+            merged.iter().collect::<Vec<_>>(),
+            one_by_one.iter().collect::<Vec<_>>()
+        );
     }
 }
