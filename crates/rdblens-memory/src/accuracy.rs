@@ -58,7 +58,7 @@ const LINES: &[(Family, u32, u32, &[&str])] = &[
     (Family::Redis, 8, 0, &["redis-8.0.6"]),
     (Family::Redis, 8, 2, &[]),
     (Family::Redis, 8, 4, &["redis-8.4.0"]),
-    (Family::Valkey, 7, 2, &[]),
+    (Family::Valkey, 7, 2, &["valkey-7.2.7"]),
     (Family::Valkey, 8, 0, &["valkey-8.0.1"]),
     (Family::Valkey, 8, 1, &["valkey-8.1.1"]),
     (Family::Valkey, 9, 0, &[]),
