@@ -49,7 +49,7 @@ pub enum KeyItem<T> {
 #[derive(Debug)]
 pub enum InOrder {
     /// Every record given was estimated with the build the file shows.
-    Done(FileInfo),
+    Done(Box<FileInfo>),
     /// The records were estimated with a guess the whole file overturned:
     /// discard them and walk again with this.
     Again(Again),
@@ -175,9 +175,9 @@ where
         Some(Verdict::Overturned(choice)) => Ok(InOrder::Again(Again(choice))),
         Some(Verdict::Confirmed(choice)) => {
             info.allocator = Some(AllocatorInfo::of(&choice));
-            Ok(InOrder::Done(info))
+            Ok(InOrder::Done(Box::new(info)))
         }
-        None => Ok(InOrder::Done(info)),
+        None => Ok(InOrder::Done(Box::new(info))),
     }
 }
 

@@ -97,7 +97,7 @@ fn rewound(data: &[u8], opts: &Options) -> (Rows, FileInfo, bool) {
         })
         .unwrap();
         match done {
-            InOrder::Done(info) => return (rows, info, repeated),
+            InOrder::Done(info) => return (rows, *info, repeated),
             InOrder::Again(a) => {
                 assert!(!repeated, "a walk with the decided build must be Done");
                 repeated = true;

@@ -170,10 +170,11 @@ pub fn run(args: &KeysArgs, opts: &Options) -> Result<KeysOutcome> {
             let walked = if rewind {
                 map_file_keys_in_order_rewindable(&file, &label, &opts, again.take(), row, sink)
             } else {
-                map_file_keys_in_order(&file, &label, &opts, row, sink).map(InOrder::Done)
+                map_file_keys_in_order(&file, &label, &opts, row, sink)
+                    .map(|info| InOrder::Done(Box::new(info)))
             };
             match walked.with_context(|| name.clone())? {
-                InOrder::Done(info) => break (info, damaged, written),
+                InOrder::Done(info) => break (*info, damaged, written),
                 InOrder::Again(decided) => {
                     // Every record so far assumed the wrong build: start the
                     // output over (the temporary file is deleted unseen).
