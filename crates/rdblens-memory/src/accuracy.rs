@@ -139,7 +139,10 @@ mod tests {
             "modelled from redis-8.2 source only, no fixture: errors unmeasured"
         );
         let a = of(Family::Valkey, 7, 2);
-        assert_eq!((a.line.as_str(), a.level), ("valkey-7.2", AccuracyLevel::Verified));
+        assert_eq!(
+            (a.line.as_str(), a.level),
+            ("valkey-7.2", AccuracyLevel::Verified)
+        );
         assert!(a.statement.starts_with("verified against valkey-7.2.7: "));
         assert_eq!(of(Family::Redis, 3, 2).level, AccuracyLevel::EncodingsOnly);
         assert_eq!(of(Family::Valkey, 12, 0).level, AccuracyLevel::Modelled);
