@@ -22,8 +22,10 @@
 //! report sums it inside the main pass ([`Deferred`]): it guesses the build
 //! from the first keys, analyses with that guess while summing the
 //! evidence, decides at the end, and analyses again only if the decision
-//! differs from the guess. Callers that cannot go back (the per-key
-//! stream of `keys`) or that see only part of the file (key filters) run
+//! differs from the guess. `keys` writing one dump to a file does the
+//! same (`ordered::map_keys_in_order_rewindable`: it writes its records
+//! again after a wrong guess). Callers that cannot go back (`keys` to
+//! standard output) or that see only part of the file (key filters) run
 //! the separate pass ([`choose`]); both sum the same sample.
 
 use std::collections::BTreeMap;

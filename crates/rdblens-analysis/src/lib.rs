@@ -45,7 +45,10 @@ pub use filter::{glob_match, KeyFilter, SizeBy, SizeRange, TtlFilter};
 pub use keyname::KeyName;
 pub use limits::LimitCheck;
 pub use options::{Options, Progress};
-pub use ordered::{map_file_keys_in_order, map_keys_in_order, KeyItem};
+pub use ordered::{
+    map_file_keys_in_order, map_file_keys_in_order_rewindable, map_keys_in_order,
+    map_keys_in_order_rewindable, Again, InOrder, KeyItem,
+};
 pub use pipeline::{analyze_bytes, analyze_file, profile_for};
 pub use settings::{join_differences, Difference, Setting, Settings, Shaping};
 pub use shard::ShardStats;

@@ -6,11 +6,22 @@
 //! collects the results in batch order, so order is kept without a reorder
 //! buffer. The caller's thread consumes one wave while the next is decoded.
 //! At most about four waves exist at once, whatever the file size.
+//!
+//! The allocator build is settled before the first record goes out, by a
+//! pass of its own ([`map_keys_in_order`]), or, for callers that can throw
+//! their records away and start again (an output file not yet renamed into
+//! place), inside the walk as the report does: records are estimated with a
+//! guess from the first keys while the evidence is summed, and
+//! [`map_keys_in_order_rewindable`] answers [`InOrder::Again`] in the rare
+//! case the whole file overturns the guess.
 
 use std::sync::mpsc::sync_channel;
 
 use rayon::iter::{IntoParallelRefIterator, ParallelIterator};
+use rdblens_memory::allocator::Choice;
 use rdblens_parser::{Error, RdbFile, Scratch};
+
+use crate::allocator::Sums;
 
 use crate::facts::KeyFacts;
 use crate::options::Options;
@@ -19,7 +30,7 @@ use crate::pipeline::{
 };
 use crate::release::Releaser;
 use crate::settings::Settings;
-use crate::summary::{Damage, FileInfo};
+use crate::summary::{AllocatorInfo, Damage, FileInfo};
 
 /// Batches per worker in one wave: enough to keep every worker busy while
 /// one batch of the wave is slow.
@@ -32,6 +43,27 @@ pub enum KeyItem<T> {
     Key(T),
     /// The key's value could not be decoded; the walk went on past it.
     Damaged(Damage),
+}
+
+/// How a rewindable walk ended.
+#[derive(Debug)]
+pub enum InOrder {
+    /// Every record given was estimated with the build the file shows.
+    Done(Box<FileInfo>),
+    /// The records were estimated with a guess the whole file overturned:
+    /// discard them and walk again with this.
+    Again(Again),
+}
+
+/// The allocator build a walk must be repeated with (see [`InOrder::Again`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Again(Choice);
+
+impl Again {
+    /// The quantum the repeated walk estimates with.
+    pub fn quantum(&self) -> u64 {
+        self.0.quantum
+    }
 }
 
 /// Calls `map` on the facts of every key `opts.filter` admits, in parallel,
@@ -53,7 +85,31 @@ where
     M: Fn(&KeyFacts<'_>, &Settings) -> T + Sync,
     S: FnMut(KeyItem<T>) -> bool,
 {
-    map_in_order(data, path, opts, None, map, sink)
+    let (info, _) = map_in_order(data, path, opts, None, AllocatorPass::Separate, map, sink)?;
+    Ok(info)
+}
+
+/// [`map_keys_in_order`] that sums the allocator evidence inside its walk
+/// (on dumps of `opts.sample_evidence_from` bytes or more, with no key
+/// filter) instead of in a pass of its own. The caller must be able to
+/// discard what `sink` was given when the answer is [`InOrder::Again`], and
+/// then call again with that `Again` as `again`: that walk is always
+/// [`InOrder::Done`], and its records and file are those
+/// [`map_keys_in_order`] gives.
+pub fn map_keys_in_order_rewindable<T, M, S>(
+    data: &[u8],
+    path: &str,
+    opts: &Options,
+    again: Option<Again>,
+    map: M,
+    sink: S,
+) -> Result<InOrder, Error>
+where
+    T: Send,
+    M: Fn(&KeyFacts<'_>, &Settings) -> T + Sync,
+    S: FnMut(KeyItem<T>) -> bool,
+{
+    rewindable(data, path, opts, None, again, map, sink)
 }
 
 /// [`map_keys_in_order`] on a mapped file, whose pages are given back to
@@ -72,27 +128,91 @@ where
 {
     let release = |start: usize, end: usize| file.release(start, end);
     let releaser = Releaser::new(&release);
-    map_in_order(file.bytes(), path, opts, Some(&releaser), map, sink)
+    let pass = AllocatorPass::Separate;
+    let (info, _) = map_in_order(file.bytes(), path, opts, Some(&releaser), pass, map, sink)?;
+    Ok(info)
 }
+
+/// [`map_keys_in_order_rewindable`] on a mapped file.
+pub fn map_file_keys_in_order_rewindable<T, M, S>(
+    file: &RdbFile,
+    path: &str,
+    opts: &Options,
+    again: Option<Again>,
+    map: M,
+    sink: S,
+) -> Result<InOrder, Error>
+where
+    T: Send,
+    M: Fn(&KeyFacts<'_>, &Settings) -> T + Sync,
+    S: FnMut(KeyItem<T>) -> bool,
+{
+    let release = |start: usize, end: usize| file.release(start, end);
+    let releaser = Releaser::new(&release);
+    rewindable(file.bytes(), path, opts, Some(&releaser), again, map, sink)
+}
+
+fn rewindable<T, M, S>(
+    data: &[u8],
+    path: &str,
+    opts: &Options,
+    releaser: Option<&Releaser<'_>>,
+    again: Option<Again>,
+    map: M,
+    sink: S,
+) -> Result<InOrder, Error>
+where
+    T: Send,
+    M: Fn(&KeyFacts<'_>, &Settings) -> T + Sync,
+    S: FnMut(KeyItem<T>) -> bool,
+{
+    let pass = match again {
+        Some(Again(choice)) => AllocatorPass::Decided(choice),
+        None => AllocatorPass::InMainPass,
+    };
+    let (mut info, evidence) = map_in_order(data, path, opts, releaser, pass, map, sink)?;
+    match evidence {
+        Some(Verdict::Overturned(choice)) => Ok(InOrder::Again(Again(choice))),
+        Some(Verdict::Confirmed(choice)) => {
+            info.allocator = Some(AllocatorInfo::of(&choice));
+            Ok(InOrder::Done(Box::new(info)))
+        }
+        None => Ok(InOrder::Done(Box::new(info))),
+    }
+}
+
+/// What the evidence summed in the walk said of the guess it ran with.
+enum Verdict {
+    Confirmed(Choice),
+    Overturned(Choice),
+}
+
+/// One decoded batch: its records and the evidence over its keys.
+type Decoded<T> = (Vec<KeyItem<T>>, Sums);
 
 fn map_in_order<T, M, S>(
     data: &[u8],
     path: &str,
     opts: &Options,
     releaser: Option<&Releaser<'_>>,
+    pass: AllocatorPass,
     map: M,
     mut sink: S,
-) -> Result<FileInfo, Error>
+) -> Result<(FileInfo, Option<Verdict>), Error>
 where
     T: Send,
     M: Fn(&KeyFacts<'_>, &Settings) -> T + Sync,
     S: FnMut(KeyItem<T>) -> bool,
 {
-    // Rows go out as keys are read: the allocator is settled first.
-    let p = prepare(data, opts, releaser, AllocatorPass::Separate)?;
+    // Rows go out as keys are read: the allocator is settled first, or
+    // guessed while the evidence is summed (`pass`).
+    let p = prepare(data, opts, releaser, pass)?;
+    let deferred = p.deferred.as_ref();
+    let mut evidence = Sums::default();
+    let mut stopped = false;
     let wave = p.threads.max(1) * BATCHES_PER_WORKER;
     let (tx, rx) = sync_channel::<Batch<'_>>(wave);
-    let (done_tx, done_rx) = sync_channel::<Vec<Vec<KeyItem<T>>>>(1);
+    let (done_tx, done_rx) = sync_channel::<Vec<Decoded<T>>>(1);
     let (map, filter, profile, settings, pool) = (&map, &opts.filter, &p.profile, &p.settings, &p.pool);
     let outcome = std::thread::scope(|scope| {
         let walker = scope.spawn(|| {
@@ -110,13 +230,14 @@ where
             if batches.is_empty() {
                 break;
             }
-            let decoded: Vec<Vec<KeyItem<T>>> = pool.install(|| {
+            let decoded: Vec<Decoded<T>> = pool.install(|| {
                 batches
                     .par_iter()
                     .map_init(
                         || (Scratch::new(), Vec::new()),
                         |(scratch, key_buf), batch| {
                             let mut out = Vec::with_capacity(batch.len());
+                            let mut sums = Sums::default();
                             batch_facts(
                                 scratch,
                                 key_buf,
@@ -124,7 +245,7 @@ where
                                 filter,
                                 settings.now_ms,
                                 batch,
-                                None,
+                                deferred.map(|d| (d, &mut sums)),
                                 |r| {
                                     out.push(match r {
                                         Ok(facts) => KeyItem::Key(map(facts, settings)),
@@ -132,7 +253,7 @@ where
                                     })
                                 },
                             );
-                            out
+                            (out, sums)
                         },
                     )
                     .collect()
@@ -147,14 +268,28 @@ where
                 break;
             }
         });
+        // Batches merge in file order: the same sums for any thread count.
         'consume: for decoded in done_rx {
-            for item in decoded.into_iter().flatten() {
-                if !sink(item) {
-                    break 'consume;
+            for (items, sums) in decoded {
+                evidence = std::mem::take(&mut evidence).merge(sums);
+                for item in items {
+                    if !sink(item) {
+                        stopped = true;
+                        break 'consume;
+                    }
                 }
             }
         }
         walker.join().unwrap_or_else(|_| walker_panicked())
     });
-    Ok(file_info(path, p, outcome))
+    // A consumer that stopped keeps nothing: the guess stands.
+    let verdict = deferred.filter(|_| !stopped).map(|d| {
+        let choice = evidence.decide(&p.profile, d.used_mem);
+        if choice.quantum == p.profile.quantum {
+            Verdict::Confirmed(choice)
+        } else {
+            Verdict::Overturned(choice)
+        }
+    });
+    Ok((file_info(path, p, outcome), verdict))
 }

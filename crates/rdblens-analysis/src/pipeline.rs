@@ -215,7 +215,8 @@ pub(crate) struct Prepared<'a> {
 pub(crate) enum AllocatorPass {
     /// A pass of its own, before the keys (streams that cannot go back).
     Separate,
-    /// Summed in the main pass where it can be (no key filter, a big dump).
+    /// Summed in the main pass where it can be (no key filter, a big dump):
+    /// the report, and `keys` writing to a file.
     InMainPass,
     /// Already decided (the main pass again, after a wrong guess).
     Decided(Choice),

@@ -60,3 +60,122 @@ fn evidence_summed_in_the_main_pass_keeps_every_figure() {
     // (the default build), as the whole-file evidence does.
     assert!(seen.iter().all(|(_, a, b, _)| a == b), "{seen:?}");
 }
+
+/// Every record of `name` in file order, as (db, key, memory, keyspace
+/// overhead), and the file.
+type Rows = Vec<(u64, Vec<u8>, u64, u64)>;
+
+fn row(f: &KeyFacts<'_>, _: &Settings) -> (u64, Vec<u8>, u64, u64) {
+    (f.db, f.key.to_vec(), f.memory, f.keyspace_overhead)
+}
+
+fn separate_pass(data: &[u8], opts: &Options) -> (Rows, FileInfo) {
+    let mut rows = Vec::new();
+    let info = map_keys_in_order(data, "x.rdb", opts, row, |item| {
+        if let KeyItem::Key(r) = item {
+            rows.push(r);
+        }
+        true
+    })
+    .unwrap();
+    (rows, info)
+}
+
+/// The rewindable walk as `rdblens keys -o` drives it: on `Again`, the
+/// records so far are dropped and the walk is repeated. Also says whether
+/// it had to.
+fn rewound(data: &[u8], opts: &Options) -> (Rows, FileInfo, bool) {
+    let mut again = None;
+    let mut repeated = false;
+    loop {
+        let mut rows = Vec::new();
+        let done = map_keys_in_order_rewindable(data, "x.rdb", opts, again.take(), row, |item| {
+            if let KeyItem::Key(r) = item {
+                rows.push(r);
+            }
+            true
+        })
+        .unwrap();
+        match done {
+            InOrder::Done(info) => return (rows, *info, repeated),
+            InOrder::Again(a) => {
+                assert!(!repeated, "a walk with the decided build must be Done");
+                repeated = true;
+                again = Some(a);
+            }
+        }
+    }
+}
+
+#[test]
+fn keys_evidence_summed_in_the_walk_gives_the_separate_passs_records() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/rdb");
+    let mut seen = Vec::new();
+    for folder in [
+        "redis-7.0.15-debian",
+        "redis-7.0.15",
+        "redis-7.4.5",
+        "valkey-8.1.1",
+        "valkey-7.2.7",
+    ] {
+        for scenario in ["all-types", "lru"] {
+            let data = std::fs::read(root.join(folder).join(format!("{scenario}.rdb"))).unwrap();
+            for threads in [1, 2] {
+                let opts = Options {
+                    threads,
+                    now_ms: Some(1_700_000_000_000),
+                    sample_evidence_from: 0,
+                    ..Options::default()
+                };
+                let (rows, info) = separate_pass(&data, &opts);
+                let (rows_in_walk, info_in_walk, repeated) = rewound(&data, &opts);
+                assert!(rows == rows_in_walk, "{folder}/{scenario}: records differ");
+                assert_eq!(info, info_in_walk, "{folder}/{scenario}");
+                assert!(!info_in_walk
+                    .allocator
+                    .as_ref()
+                    .unwrap()
+                    .reason
+                    .contains("not summed"));
+                seen.push((folder, scenario, threads, repeated));
+            }
+        }
+    }
+    assert_eq!(seen.len(), 20);
+    // On files this small the first keys point to quantum 16 and the whole
+    // file leaves the default 8: every walk here was repeated once (the
+    // next test covers the walk that is not).
+    assert!(seen.iter().all(|s| s.3), "{seen:?}");
+}
+
+/// `data` with its `used-mem` AUX value (a 32-bit integer encoding) set to
+/// `used_mem`; the checksum no longer matches, which the walk only notes.
+fn with_used_mem(data: &[u8], used_mem: u32) -> Vec<u8> {
+    let at = data.windows(8).position(|w| w == b"used-mem").unwrap() + 8;
+    assert_eq!(data[at], 0xc2, "used-mem stored as a 32-bit integer");
+    let mut out = data.to_vec();
+    out[at + 1..at + 5].copy_from_slice(&used_mem.to_le_bytes());
+    out
+}
+
+#[test]
+fn keys_walk_is_not_repeated_when_the_evidence_confirms_the_guess() {
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/rdb/valkey-7.2.7/all-types.rdb");
+    // A used-mem below both predictions: the first keys point to quantum 8,
+    // and the whole file, with no build fitting, leaves the default 8.
+    let data = with_used_mem(&std::fs::read(path).unwrap(), 1);
+    let opts = Options {
+        now_ms: Some(1_700_000_000_000),
+        sample_evidence_from: 0,
+        ..Options::default()
+    };
+    let (rows, info) = separate_pass(&data, &opts);
+    let (rows_in_walk, info_in_walk, repeated) = rewound(&data, &opts);
+    assert!(!repeated);
+    assert!(rows == rows_in_walk);
+    assert_eq!(info, info_in_walk);
+    let allocator = info_in_walk.allocator.unwrap();
+    assert_eq!((allocator.quantum, allocator.basis.as_str()), (8, "unclear"));
+    assert_eq!(rows.len(), 222);
+}

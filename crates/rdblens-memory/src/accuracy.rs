@@ -58,7 +58,7 @@ const LINES: &[(Family, u32, u32, &[&str])] = &[
     (Family::Redis, 8, 0, &["redis-8.0.6"]),
     (Family::Redis, 8, 2, &[]),
     (Family::Redis, 8, 4, &["redis-8.4.0"]),
-    (Family::Valkey, 7, 2, &[]),
+    (Family::Valkey, 7, 2, &["valkey-7.2.7"]),
     (Family::Valkey, 8, 0, &["valkey-8.0.1"]),
     (Family::Valkey, 8, 1, &["valkey-8.1.1"]),
     (Family::Valkey, 9, 0, &[]),
@@ -138,6 +138,12 @@ mod tests {
             a.statement,
             "modelled from redis-8.2 source only, no fixture: errors unmeasured"
         );
+        let a = of(Family::Valkey, 7, 2);
+        assert_eq!(
+            (a.line.as_str(), a.level),
+            ("valkey-7.2", AccuracyLevel::Verified)
+        );
+        assert!(a.statement.starts_with("verified against valkey-7.2.7: "));
         assert_eq!(of(Family::Redis, 3, 2).level, AccuracyLevel::EncodingsOnly);
         assert_eq!(of(Family::Valkey, 12, 0).level, AccuracyLevel::Modelled);
     }

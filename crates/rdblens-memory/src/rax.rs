@@ -39,10 +39,13 @@ impl Frame {
 
 /// Accumulates the node count and sizes of a rax whose keys are pushed in
 /// ascending order. Out-of-order keys do not panic; they just make the shape
-/// approximate. Every key is assumed to carry a value (true of every rax a
-/// stream uses).
+/// approximate. A key node holds a value pointer unless the rax was made
+/// with [`Rax::keys_only`] (`raxInsert` with a NULL value sets `isnull` and
+/// allocates no pointer: rax.c `raxReallocForData`, `raxNodeCurrentLength`).
 pub(crate) struct Rax {
     quantum: u64,
+    /// Key nodes carry a value pointer.
+    values: bool,
     prev: Vec<u8>,
     started: bool,
     stack: Vec<Frame>,
@@ -58,12 +61,21 @@ impl Rax {
     pub fn new(quantum: u64) -> Rax {
         Rax {
             quantum,
+            values: true,
             prev: Vec::new(),
             started: false,
             stack: vec![Frame::new(0, false)],
             elements: 0,
             nodes: 0,
             allocated: 0,
+        }
+    }
+
+    /// A rax whose keys carry no value (Redis 8.4's `pel_by_time`).
+    pub fn keys_only(quantum: u64) -> Rax {
+        Rax {
+            values: false,
+            ..Rax::new(quantum)
         }
     }
 
@@ -141,10 +153,11 @@ impl Rax {
     }
 
     fn close(&mut self, f: &Frame) {
+        let value = f.key && self.values;
         let size = match f.children {
-            0 => node_size(0, false, f.key),
-            1 => node_size(f.first_gap, true, f.key),
-            n => node_size(n, false, f.key),
+            0 => node_size(0, false, value),
+            1 => node_size(f.first_gap, true, value),
+            n => node_size(n, false, value),
         };
         self.emit(size);
     }
@@ -190,6 +203,19 @@ mod tests {
         assert_eq!(shape(&[b"alice", b"bob", b"carol"]), (7, 32 + 6 * 16));
         assert_eq!(shape(&[b"", b"x"]), (2, 24 + 16));
         assert_eq!(shape(&[b"g", b"g"]), (2, 32), "duplicates count once");
+    }
+
+    #[test]
+    fn keys_without_values_have_no_value_pointer() {
+        let mut r = Rax::keys_only(8);
+        for k in [&b"alice"[..], b"bob", b"carol"] {
+            r.push(k);
+        }
+        let r = r.finish();
+        // Root (3 children: 4+3+1 padding+24 = 32), three compressed
+        // children (4+4/2/4 chars, padded to 8, +8 child pointer = 16 each)
+        // and three empty key nodes of 4 bytes (usable 8), no value pointers.
+        assert_eq!((r.nodes, r.allocated), (7, 32 + 3 * 16 + 3 * 8));
     }
 
     #[test]

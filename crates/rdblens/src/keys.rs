@@ -1,13 +1,23 @@
 //! `rdblens keys`: one record per key, streamed in file order as CSV or
 //! JSON lines. Keys are decoded in parallel a few batches at a time and
 //! written in sequence, so memory stays bounded whatever the file size.
+//!
+//! The allocator build the estimates assume is settled by a pass of its own
+//! before the first record goes out, except for one dump written to a file
+//! (`-o`): records go to a temporary file while the main pass sums the
+//! evidence, as `report` does, and in the rare case the whole dump
+//! overturns the guess from its first keys, that file is thrown away and
+//! the records written again (`InOrder::Again`).
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use rdblens_analysis::{map_file_keys_in_order, Damage, FileInfo, KeyItem, Options};
+use rdblens_analysis::{
+    map_file_keys_in_order, map_file_keys_in_order_rewindable, Damage, FileInfo, InOrder, KeyFacts, KeyItem,
+    Options, Settings,
+};
 
 use crate::common::{FilterArgs, ModelArgs};
 use crate::keyrow::{KeyRow, RowWriter};
@@ -77,6 +87,25 @@ pub fn prepare(args: &KeysArgs) -> Result<Options> {
     Ok(opts)
 }
 
+/// One key's record.
+fn row(facts: &KeyFacts<'_>, settings: &Settings) -> KeyRow {
+    KeyRow::from_facts(facts, settings.now_ms)
+}
+
+/// The output and its record writer, before the header.
+fn open_rows(args: &KeysArgs) -> Result<(Output, RowWriter<Box<dyn std::io::Write + Send>>)> {
+    let (output, out) = Output::open(args.output.as_deref())?;
+    let rows = match args.format {
+        KeysFormat::Csv => RowWriter::csv(out),
+        KeysFormat::Jsonl => RowWriter::jsonl(out),
+        #[cfg(feature = "parquet")]
+        KeysFormat::Parquet => RowWriter::parquet(out).map_err(|e| output.error(e))?,
+        #[cfg(not(feature = "parquet"))]
+        KeysFormat::Parquet => anyhow::bail!("this rdblens was built without Parquet support"),
+    };
+    Ok((output, rows))
+}
+
 /// Damaged keys whose messages are printed; the rest are counted.
 const DAMAGE_SHOWN: usize = 10;
 
@@ -97,40 +126,34 @@ pub fn run(args: &KeysArgs, opts: &Options) -> Result<KeysOutcome> {
         opened.push(crate::input::open_rdb(path, opts.skip_unknown, args.quiet)?);
     }
     let several = args.files.len() > 1;
-    let (output, out) = Output::open(args.output.as_deref())?;
-    let mut rows = match args.format {
-        KeysFormat::Csv => RowWriter::csv(out),
-        KeysFormat::Jsonl => RowWriter::jsonl(out),
-        #[cfg(feature = "parquet")]
-        KeysFormat::Parquet => RowWriter::parquet(out).map_err(|e| output.error(e))?,
-        #[cfg(not(feature = "parquet"))]
-        KeysFormat::Parquet => anyhow::bail!("this rdblens was built without Parquet support"),
-    };
+    let (mut output, mut rows) = open_rows(args)?;
     let mut write_error = rows.header(several).err();
     let mut outcome = KeysOutcome {
         files: Vec::new(),
         damaged: 0,
     };
+    // Records of one dump to a file can be written again: sum the allocator
+    // evidence in the main pass instead of a pass of its own.
+    let rewind = !several && output.can_start_over();
     for (i, (path, file)) in args.files.iter().zip(opened).enumerate() {
         let name = crate::input::input_name(path);
         let label = args.label.get(i).cloned().unwrap_or_else(|| name.clone());
         let column = several.then_some(label.as_str());
         let progress = FilesProgress::for_bytes(file.len() as u64, args.quiet);
         let opts = progress.options_for(opts, file.len() as u64);
-        let mut damaged = 0u64;
-        let mut written = 0u64;
-        let mut report_damage = |d: &Damage| {
-            damaged += 1;
-            if damaged as usize <= DAMAGE_SHOWN {
-                progress.eprintln(&format!("rdblens: {name}: damaged key skipped: {}", d.message));
-            }
-        };
-        let info = map_file_keys_in_order(
-            &file,
-            &label,
-            &opts,
-            |facts, settings| KeyRow::from_facts(facts, settings.now_ms),
-            |item| {
+        let mut again = None;
+        let mut repeated = false;
+        let (info, damaged, written) = loop {
+            let mut damaged = 0u64;
+            let mut written = 0u64;
+            // A repeated walk meets the same damage: it was reported already.
+            let mut report_damage = |d: &Damage| {
+                damaged += 1;
+                if !repeated && damaged as usize <= DAMAGE_SHOWN {
+                    progress.eprintln(&format!("rdblens: {name}: damaged key skipped: {}", d.message));
+                }
+            };
+            let sink = |item: KeyItem<KeyRow>| {
                 if write_error.is_some() {
                     return false;
                 }
@@ -143,9 +166,27 @@ pub fn run(args: &KeysArgs, opts: &Options) -> Result<KeysOutcome> {
                     KeyItem::Damaged(d) => report_damage(&d),
                 }
                 write_error.is_none()
-            },
-        )
-        .with_context(|| name.clone())?;
+            };
+            let walked = if rewind {
+                map_file_keys_in_order_rewindable(&file, &label, &opts, again.take(), row, sink)
+            } else {
+                map_file_keys_in_order(&file, &label, &opts, row, sink)
+                    .map(|info| InOrder::Done(Box::new(info)))
+            };
+            match walked.with_context(|| name.clone())? {
+                InOrder::Done(info) => break (*info, damaged, written),
+                InOrder::Again(decided) => {
+                    // Every record so far assumed the wrong build: start the
+                    // output over (the temporary file is deleted unseen).
+                    drop(rows);
+                    drop(output);
+                    (output, rows) = open_rows(args)?;
+                    write_error = rows.header(several).err();
+                    repeated = true;
+                    again = Some(decided);
+                }
+            }
+        };
         drop(progress);
         crate::common::note_if_nothing_matched(&opts.filter, written, info.keys);
         if damaged as usize > DAMAGE_SHOWN {
@@ -168,4 +209,71 @@ pub fn run(args: &KeysArgs, opts: &Options) -> Result<KeysOutcome> {
         None => output.commit()?,
     }
     Ok(outcome)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        keys: KeysArgs,
+    }
+
+    /// Runs `rdblens keys FIXTURE -o OUT --format FORMAT -q` with the
+    /// allocator evidence summed in the walk from `sample_from` bytes on.
+    fn keys_to_file(out: &std::path::Path, format: &str, sample_from: usize) -> Vec<u8> {
+        let fixture = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../fixtures/rdb/valkey-7.2.7/all-types.rdb"
+        );
+        let out_arg = out.to_str().expect("utf-8 temp path"); // ok: unit test
+        let cli = Cli::try_parse_from(["keys", fixture, "-o", out_arg, "--format", format, "-q"])
+            .expect("arguments parse"); // ok: unit test
+        let mut opts = prepare(&cli.keys).expect("flags"); // ok: unit test
+        opts.sample_evidence_from = sample_from;
+        let outcome = run(&cli.keys, &opts).expect("keys runs"); // ok: unit test
+        assert_eq!(outcome.files.len(), 1);
+        std::fs::read(out).expect("output written") // ok: unit test
+    }
+
+    /// On this small dump the first keys point to quantum 16 and the whole
+    /// file to the default 8: the walk that sums the evidence writes its
+    /// records, throws them away and writes them again. The file must be
+    /// what the separate pass writes, with no temporary file left behind.
+    #[test]
+    fn a_walk_started_over_writes_the_same_file() {
+        let dir = tempfile::tempdir().expect("temp dir"); // ok: unit test
+        let parquet = cfg!(feature = "parquet");
+        let formats: &[&str] = if parquet {
+            &["csv", "jsonl", "parquet"]
+        } else {
+            &["csv", "jsonl"]
+        };
+        for &format in formats {
+            let separate = keys_to_file(&dir.path().join(format!("a.{format}")), format, usize::MAX);
+            let in_walk = keys_to_file(&dir.path().join(format!("b.{format}")), format, 0);
+            assert!(separate == in_walk, "{format}: outputs differ");
+            let lines = in_walk.iter().filter(|&&b| b == b'\n').count();
+            // 222 keys, and the CSV header.
+            match format {
+                "csv" => assert_eq!(lines, 223),
+                "jsonl" => assert_eq!(lines, 222),
+                _ => assert!(in_walk.starts_with(b"PAR1")),
+            }
+        }
+        let mut names: Vec<String> = std::fs::read_dir(dir.path())
+            .expect("list") // ok: unit test
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned()) // ok: unit test
+            .collect();
+        names.sort();
+        let mut expected: Vec<String> = formats
+            .iter()
+            .flat_map(|f| [format!("a.{f}"), format!("b.{f}")])
+            .collect();
+        expected.sort();
+        assert_eq!(names, expected);
+    }
 }

@@ -146,6 +146,13 @@ impl Output {
         ))
     }
 
+    /// True when nothing written reaches the target before the commit (a
+    /// temporary file): the writing may then start over from a fresh
+    /// [`Output::open`].
+    pub fn can_start_over(&self) -> bool {
+        self.pending.is_some()
+    }
+
     /// A write error on this output.
     pub fn error(&self, error: io::Error) -> WriteError {
         WriteError {

@@ -4,13 +4,10 @@
 //!
 //! Redis ≤ 8.0 and Valkey 8.0 count each rax with the rough
 //! `streamRadixTreeMemoryUsage()`; Valkey 8.1+ and Redis 8.4 count real
-//! allocations. Redis 8.4's consumer-group accounting was fitted to the
-//! fixtures (memory-model-accuracy.md): a 48-byte group, a `cgroups_ref`
-//! rax from PEL IDs to the groups holding them (a 48-byte list plus a
-//! 24-byte node per group), 24 bytes per NACK, and consumer names counted
-//! by `sdsAllocSize`.
+//! allocations. Redis 8.4 reports the stream's own `alloc_size` counter,
+//! read from its t_stream.c and rax.c (see `groups_84`).
 
-use rdblens_parser::{RdbString, StreamId, StreamValue};
+use rdblens_parser::{PendingEntry, RdbString, StreamId, StreamValue};
 
 use super::{Ctx, Value};
 use crate::encoding::Encoding;
@@ -145,24 +142,39 @@ fn groups_allocated(rules: &Rules, s: &StreamValue<'_>) -> u64 {
     total
 }
 
-/// Redis 8.4 (fitted, see the module comment).
+/// Redis 8.4: what the load path adds to `stream->alloc_size`, which
+/// `kvobjAllocSize()` (object.c) returns for a stream. Each rax made with
+/// `raxNewWithMetadata(0, &s->alloc_size)` counts its 32-byte struct and
+/// every node (rax.c); the structs are counted by `zmalloc_usable`
+/// (t_stream.c `streamCreateCG`, `streamCreateNACK`, `streamCreateConsumer`).
+/// The `cgroups_ref` lists and their nodes come from adlist.c's plain
+/// `zmalloc` and are not counted. memory-model.md §3.1 names the lines.
 fn groups_84(rules: &Rules, s: &StreamValue<'_>) -> u64 {
     if s.groups.is_empty() {
         return 0;
     }
+    // s->cgroups, made by the first streamCreateCG.
     let mut total = allocated_usage(&name_rax(rules, s.groups.iter().map(|g| &g.name)));
     let mut refs: Vec<[u8; 16]> = Vec::new();
     for g in &s.groups {
         let pel = id_rax(rules, g.pending.iter().map(|p| p.id));
+        let by_time = pel_by_time_rax(rules, &g.pending);
         let consumers = name_rax(rules, g.consumers.iter().map(|c| &c.name));
-        total += rules.j(48) + allocated_usage(&pel) + allocated_usage(&consumers);
-        // A NACK per entry, and a list node in the entry's cgroups_ref list.
-        total += (rules.j(24) + rules.j(24)) * pel.elements;
+        // streamCG (48 bytes) and its three raxes.
+        total +=
+            rules.j(48) + allocated_usage(&pel) + allocated_usage(&by_time) + allocated_usage(&consumers);
+        // A streamNACK (32 bytes) per PEL entry.
+        total += rules.j(32) * pel.elements;
         refs.extend(g.pending.iter().map(|p| id_key(p.id)));
         for c in &g.consumers {
             let cpel = id_rax(rules, c.pending.iter().copied());
+            // streamConsumer (32 bytes), sdsdup'd name, its PEL rax.
             total += rules.j(32) + rules.sds_alloc_84(c.name.len() as u64) + allocated_usage(&cpel);
         }
+    }
+    if refs.is_empty() {
+        // s->cgroups_ref is made by the first streamLinkCGroupToEntry.
+        return total;
     }
     refs.sort_unstable();
     refs.dedup();
@@ -170,7 +182,27 @@ fn groups_84(rules: &Rules, s: &StreamValue<'_>) -> u64 {
     for k in &refs {
         rax.push(k);
     }
-    let rax = rax.finish();
-    // The cgroups_ref rax and one list per referenced ID.
-    total + allocated_usage(&rax) + rules.j(48) * rax.elements
+    total + allocated_usage(&rax.finish())
+}
+
+/// A group's `pel_by_time`: keys are delivery time, ms and seq as 24
+/// big-endian bytes (`encodePelTimeKey`), inserted with a NULL value
+/// (`raxInsertPelByTime`).
+fn pel_by_time_rax(rules: &Rules, pending: &[PendingEntry]) -> Rax {
+    let mut keys: Vec<[u8; 24]> = pending
+        .iter()
+        .map(|p| {
+            let mut k = [0u8; 24];
+            // The load path stores the signed ms time; the key is its bits.
+            k[..8].copy_from_slice(&(p.delivery_time_ms as u64).to_be_bytes());
+            k[8..].copy_from_slice(&id_key(p.id));
+            k
+        })
+        .collect();
+    keys.sort_unstable();
+    let mut rax = Rax::keys_only(rules.q);
+    for k in &keys {
+        rax.push(k);
+    }
+    rax.finish()
 }
