@@ -579,3 +579,58 @@ fn help_and_version() {
         .success()
         .stdout(contains("report").and(contains("keys")).and(contains("check")));
 }
+
+/// `value_sizes` against every key's own figures from `keys --format
+/// jsonl`: per type the key count and maxima exactly, each percentile at
+/// most 1/64 below the true one (exact below 128), in the JSON and the table.
+#[test]
+fn value_sizes_agree_with_every_keys_figures() {
+    let out = rdblens()
+        .args(["keys", ALL_TYPES, "--format", "jsonl"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let mut per_type: std::collections::BTreeMap<String, Vec<(u64, u64)>> = Default::default();
+    for line in String::from_utf8(out).unwrap().lines() {
+        // ok: unit test
+        let row: Value = serde_json::from_str(line).unwrap(); // ok: unit test
+        let t = match row["type"].as_str().unwrap() {
+            // ok: unit test
+            "sortedset" => "zset".to_string(),
+            t if t.starts_with("module") => "module".to_string(),
+            t => t.to_string(),
+        };
+        let memory = row["size_in_bytes"].as_u64().unwrap(); // ok: unit test
+        let length = row["num_elements"].as_u64().unwrap(); // ok: unit test
+        per_type.entry(t).or_default().push((memory, length));
+    }
+    let doc = json(&[ALL_TYPES]);
+    let sizes = doc["value_sizes"].as_array().unwrap(); // ok: unit test
+    assert_eq!(sizes.len(), per_type.len());
+    let close = |got: u64, want: u64| got <= want && (want < 128 || got >= want - want / 64);
+    for v in sizes {
+        let t = v["type"].as_str().unwrap(); // ok: unit test
+        let keys = &per_type[t];
+        assert_eq!(v["keys"].as_u64(), Some(keys.len() as u64), "{t}");
+        for (figure, pick) in [("memory", 0usize), ("length", 1)] {
+            let mut values: Vec<u64> = keys.iter().map(|k| if pick == 0 { k.0 } else { k.1 }).collect();
+            values.sort_unstable();
+            let p = &v[figure];
+            assert_eq!(p["max"].as_u64(), values.last().copied(), "{t} {figure} max");
+            for (name, q) in [("p50", 50.0), ("p90", 90.0), ("p99", 99.0)] {
+                let rank = ((q / 100.0 * values.len() as f64).ceil() as usize).max(1);
+                let want = values[rank - 1];
+                let got = p[name].as_u64().unwrap(); // ok: unit test
+                assert!(close(got, want), "{t} {figure} {name}: {got} for {want}");
+            }
+        }
+    }
+    let text = table(&[ALL_TYPES, "--section", "bigkeys"]);
+    assert!(text.contains("== Value sizes per type (p50 / p90 / p99 within 1/64, max exact) =="));
+    assert!(
+        text.contains("| hash   |   38 | memory          | 120 B | 28.0 KiB |  62.8 KiB |  62.8 KiB |"),
+        "{text}"
+    );
+}

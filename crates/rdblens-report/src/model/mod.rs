@@ -8,6 +8,7 @@
 
 mod sections;
 mod shards;
+mod sizes;
 
 use rdblens_analysis::acc::access::Access;
 use rdblens_analysis::acc::counter::Counter;
@@ -21,6 +22,7 @@ pub use sections::{
     PrefixesJson, ProblemJson, SlotJson, SlotsJson, TagJson, TopJson, TtlBucketJson,
 };
 pub use shards::{ImbalanceJson, ShardJson, ShardsJson};
+pub use sizes::{Percentiles, ValueSizesJson};
 
 use crate::options::{ReportOptions, Section};
 
@@ -83,6 +85,10 @@ pub struct ReportJson<'s> {
     /// The biggest keys of each type (section `bigkeys`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub top_keys_per_type: Option<std::collections::BTreeMap<&'s str, TopJson<'s>>>,
+    /// p50/p90/p99/max of memory, length and largest element per type
+    /// (section `bigkeys`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value_sizes: Option<Vec<ValueSizesJson>>,
     /// Key-name lengths and problems (section `keys`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub key_names: Option<KeyNamesJson>,
@@ -223,6 +229,7 @@ impl<'s> ReportJson<'s> {
                     })
                     .collect()
             }),
+            value_sizes: on(Section::Bigkeys).then(|| sizes::build(k)),
             key_names: on(Section::Keys).then(|| sections::key_names(k)),
             prefixes: on(Section::Prefixes).then(|| sections::prefixes(s)),
             ttl: on(Section::Ttl).then(|| sections::ttl(&k.ttl.buckets.keys, &k.ttl.buckets.memory)),

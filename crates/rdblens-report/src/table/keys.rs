@@ -7,7 +7,7 @@ use rdblens_analysis::acc::top::KeyRecord;
 
 use crate::cells::{bars_table, heading, right, table};
 use crate::format::{duration, human_bytes, short_key, thousands};
-use crate::model::{length_bars, ReportJson, TopJson};
+use crate::model::{length_bars, Percentiles, ReportJson, TopJson, ValueSizesJson};
 use crate::options::{ReportOptions, SortBy};
 
 fn ttl_cell(expiry_ms: Option<i64>, now_ms: i64) -> String {
@@ -66,10 +66,50 @@ pub(crate) fn bigkeys(out: &mut String, r: &ReportJson<'_>, top: &TopJson<'_>) {
         heading(out, &format!("Biggest keys by {what}"));
         out.push_str(&keys_table(opts, keys, r.now_ms, opts.top));
     }
+    if let Some(sizes) = &r.value_sizes {
+        value_sizes(out, opts, sizes);
+    }
     for (t, lists) in r.top_keys_per_type.iter().flatten() {
         heading(out, &format!("Biggest {t} keys by memory"));
         out.push_str(&keys_table(opts, lists.by_memory, r.now_ms, opts.top.min(5)));
     }
+}
+
+/// Per type, one row per figure: memory, length (elements, or a string's
+/// bytes) and largest element, each as p50 / p90 / p99 / max.
+fn value_sizes(out: &mut String, opts: &ReportOptions, sizes: &[ValueSizesJson]) {
+    heading(
+        out,
+        "Value sizes per type (p50 / p90 / p99 within 1/64, max exact)",
+    );
+    let mut t = table(opts, &["type", "keys", "figure", "p50", "p90", "p99", "max"]);
+    for v in sizes {
+        let string = v.type_name == "string";
+        let rows: [(&str, Option<Percentiles>, bool); 3] = [
+            ("memory", Some(v.memory), true),
+            (if string { "bytes" } else { "elements" }, Some(v.length), string),
+            ("largest element", v.largest_element, true),
+        ];
+        for (i, (figure, p, bytes)) in rows.into_iter().enumerate() {
+            let Some(p) = p else { continue };
+            let show = |n: u64| if bytes { human_bytes(n) } else { thousands(n) };
+            let (name, keys) = if i == 0 {
+                (v.type_name.clone(), thousands(v.keys))
+            } else {
+                (String::new(), String::new())
+            };
+            t.add_row(vec![
+                Cell::new(name),
+                right(keys),
+                Cell::new(figure),
+                right(show(p.p50)),
+                right(show(p.p90)),
+                right(show(p.p99)),
+                right(show(p.max)),
+            ]);
+        }
+    }
+    let _ = std::fmt::Write::write_fmt(out, format_args!("{t}\n"));
 }
 
 /// Idle times (LRU) and access frequencies (LFU), with the keys at the ends.
