@@ -125,11 +125,13 @@ pub(crate) fn per_key(rule: RuleId, t: &RuleTally, ctx: &Ctx<'_>) -> Outcome {
         return out;
     }
     if rule == RuleId::KeyLong && t.unlisted > 0 {
-        // The statistics level is one finding, not one per key; the
-        // rule's totals are those of the listed (warn) level.
+        // The statistics level is one finding, not one per key. Every key
+        // over the warn length is over the info length too, so the rule
+        // covers the statistic's keys (the rules table must not say 0
+        // keys while the finding names thousands).
         out.counts.info = out.counts.info.saturating_sub(t.unlisted) + 1;
-        out.keys -= t.unlisted;
-        out.memory -= t.memory[Severity::Info.index()];
+        out.keys = t.unlisted;
+        out.memory = t.memory[Severity::Info.index()];
         out.findings.push(long_keys_statistic(t, ctx));
     }
     if rule == RuleId::EncodingMiss {

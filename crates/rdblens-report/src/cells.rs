@@ -40,17 +40,28 @@ pub(crate) fn heading(out: &mut String, title: &str) {
     let _ = write!(out, "\n== {title} ==\n");
 }
 
-/// A table of (label, keys, extra) rows with a bar for the keys.
+/// A table of (label, keys, memory) rows with a bar for the keys. The
+/// memory column is left out when no row has one (histograms that do not
+/// track memory: key lengths, idle times, LFU counters).
 pub(crate) fn bars_table(opts: &ReportOptions, label: &str, rows: &[(String, u64, String)]) -> String {
     let max = rows.iter().map(|r| r.1).max().unwrap_or(0);
-    let mut t = table(opts, &[label, "keys", "", "memory"]);
+    let memory = rows.iter().any(|r| !r.2.is_empty());
+    let header: &[&str] = if memory {
+        &[label, "keys", "", "memory"]
+    } else {
+        &[label, "keys", ""]
+    };
+    let mut t = table(opts, header);
     for (name, n, extra) in rows {
-        t.add_row(vec![
+        let mut row = vec![
             Cell::new(name),
             right(thousands(*n)),
             Cell::new(bar(*n, max, BAR_WIDTH)),
-            right(extra),
-        ]);
+        ];
+        if memory {
+            row.push(right(extra));
+        }
+        t.add_row(row);
     }
     format!("{t}\n")
 }

@@ -5,6 +5,7 @@
 use std::fmt::Write;
 
 use comfy_table::{Cell, Table};
+use rdblens_analysis::acc::names::NameProblem;
 
 use crate::cells::{bars_table, heading, right, table};
 use crate::format::{human_bytes, percent, short_key, thousands};
@@ -55,6 +56,24 @@ pub(crate) fn encodings(out: &mut String, r: &ReportJson<'_>, encodings: &[Group
     let _ = writeln!(out, "{t}");
 }
 
+/// A problem's id (as in the JSON) and what it counts, so that the two
+/// length rows, which can hold the same keys, never read as a duplicate.
+fn problem_label(id: NameProblem) -> String {
+    let what = match id {
+        NameProblem::KeyLong => "over 128 B",
+        NameProblem::KeyOver30 => "over 30 B, info",
+        NameProblem::KeyChars => "control/glob/quote bytes",
+        NameProblem::KeyBraces => "braces, not a hash tag",
+        NameProblem::KeyNoNamespace => "no separator",
+        NameProblem::KeyNotUtf8 => "not UTF-8",
+    };
+    let id = serde_json::to_value(id)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default();
+    format!("{id} ({what})")
+}
+
 /// Name lengths as bars, then the names with a problem.
 pub(crate) fn key_names(out: &mut String, r: &ReportJson<'_>, n: &KeyNamesJson) {
     let opts = r.options;
@@ -98,12 +117,7 @@ pub(crate) fn key_names(out: &mut String, r: &ReportJson<'_>, n: &KeyNamesJson) 
             .map(|k| short_key(k.as_bytes()))
             .collect();
         t.add_row(vec![
-            Cell::new(
-                serde_json::to_value(p.id)
-                    .ok()
-                    .and_then(|v| v.as_str().map(String::from))
-                    .unwrap_or_default(),
-            ),
+            Cell::new(problem_label(p.id)),
             right(thousands(p.keys)),
             right(percent(p.keys, r.totals.keys)),
             right(human_bytes(p.memory)),
