@@ -634,3 +634,35 @@ fn value_sizes_agree_with_every_keys_figures() {
         "{text}"
     );
 }
+
+/// Findings are grouped by rule: each rule's first `--top`, then one row
+/// with the rest (fixtures/rules/bigkeys.rdb has three big collections).
+#[test]
+fn findings_are_grouped_by_rule_with_a_row_for_the_rest() {
+    let text = table(&[
+        "fixtures/rules/bigkeys.rdb",
+        "--section",
+        "findings",
+        "--top",
+        "2",
+    ]);
+    let rows: Vec<&str> = text.lines().filter(|l| l.contains("| big-collection ")).collect();
+    assert_eq!(
+        rows.len(),
+        3 + 1,
+        "two findings, the rest row, the rules row: {text}"
+    );
+    assert!(
+        rows[0].starts_with("| crit     | big-collection  | db0 \"big:set:members\""),
+        "{text}"
+    );
+    assert!(
+        rows[1].starts_with("| warn     | big-collection  | db0 \"big:hash:fields\""),
+        "{text}"
+    );
+    assert!(rows[2].starts_with("|          | big-collection  |"), "{text}");
+    assert!(rows[2].contains("| and 1 more finding (1 key)"), "{text}");
+    // With the default --top every finding of the rule is a row of its own.
+    let all = table(&["fixtures/rules/bigkeys.rdb", "--section", "findings"]);
+    assert!(!all.contains("more finding"), "{all}");
+}

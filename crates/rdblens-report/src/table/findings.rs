@@ -1,10 +1,12 @@
 //! The `findings` section: the design-rule audit (rdblens-audit) as
-//! tables: every listed finding, most severe first, then one row per rule
-//! with what the caps left out, and what to do.
+//! tables: the findings grouped by rule (the first `--top` of each and a
+//! row for the rest), most severe first, then one row per rule with what
+//! the caps left out, and what to do.
 
 use std::fmt::Write;
 
 use comfy_table::Cell;
+use rdblens_analysis::rules::RuleId;
 use rdblens_audit::{Audit, Finding, Scope};
 
 use crate::cells::{heading, right, table};
@@ -79,15 +81,51 @@ pub(crate) fn render(out: &mut String, a: &Audit, opts: &ReportOptions) {
             opts,
             &["severity", "rule", "scope", "finding", "memory", "savings"],
         );
+        // Grouped by rule, the rule of the most severe finding first; each
+        // rule's first `--top` findings, then one row for the rest (a dump
+        // can have tens of thousands of warnings: the JSON lists them all).
+        let mut order: Vec<RuleId> = Vec::new();
         for f in &a.findings {
-            t.add_row(vec![
-                Cell::new(f.severity.name()),
-                Cell::new(f.rule.name()),
-                Cell::new(scope_text(&f.scope)),
-                Cell::new(finding_text(f)),
-                right(human_bytes(f.memory)),
-                right(bytes_or_dash(f.savings)),
-            ]);
+            if !order.contains(&f.rule) {
+                order.push(f.rule);
+            }
+        }
+        for rule in order {
+            let findings: Vec<&Finding> = a.findings.iter().filter(|f| f.rule == rule).collect();
+            let shown = &findings[..findings.len().min(opts.top.max(1))];
+            for f in shown {
+                t.add_row(vec![
+                    Cell::new(f.severity.name()),
+                    Cell::new(f.rule.name()),
+                    Cell::new(scope_text(&f.scope)),
+                    Cell::new(finding_text(f)),
+                    right(human_bytes(f.memory)),
+                    right(bytes_or_dash(f.savings)),
+                ]);
+            }
+            let summary = a.rules.iter().find(|r| r.rule == rule);
+            let omitted = summary.map_or(0, |r| r.omitted);
+            let rest = (findings.len() - shown.len()) as u64 + omitted;
+            if rest > 0 {
+                let shown_keys: u64 = shown.iter().map(|f| f.keys).sum();
+                let shown_memory: u64 = shown.iter().map(|f| f.memory).sum();
+                let keys = summary.map_or(0, |r| r.keys).saturating_sub(shown_keys);
+                let memory = summary.map_or(0, |r| r.memory).saturating_sub(shown_memory);
+                t.add_row(vec![
+                    Cell::new(""),
+                    Cell::new(rule.name()),
+                    Cell::new(""),
+                    Cell::new(format!(
+                        "and {} more {} ({} {})",
+                        thousands(rest),
+                        if rest == 1 { "finding" } else { "findings" },
+                        thousands(keys),
+                        if keys == 1 { "key" } else { "keys" }
+                    )),
+                    right(human_bytes(memory)),
+                    Cell::new(""),
+                ]);
+            }
         }
         let _ = writeln!(out, "{t}");
     }
