@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use comfy_table::{presets, Cell, CellAlignment, ContentArrangement, Table};
+use comfy_table::{presets, Cell, CellAlignment, ColumnConstraint, ContentArrangement, Table};
 
 use crate::format::{bar, thousands};
 use crate::options::ReportOptions;
@@ -28,6 +28,82 @@ pub(crate) fn table(opts: &ReportOptions, header: &[&str]) -> Table {
     }
     t.set_header(header.iter().map(|h| Cell::new(*h)));
     t
+}
+
+/// Columns whose text may wrap (at spaces) in a narrow terminal; every
+/// other column (figures with their units, type, encoding and rule names,
+/// bars) keeps its content on one line, so a number or a name is never cut.
+const WRAPPABLE: &[&str] = &[
+    "key",
+    "examples",
+    "finding",
+    "scope",
+    "thresholds",
+    "prefix",
+    "namespaces",
+    "slot ranges",
+    "biggest key (memory)",
+    "file",
+    "problem",
+    "hash tag",
+    "value",
+];
+
+/// Columns left out, in this order, while a table is wider than the
+/// terminal: the figures the report shows elsewhere or that matter least.
+/// JSON and CSV always have every field.
+const LOW_VALUE: &[&str] = &[
+    "serialized",
+    "max elem",
+    "share of memory",
+    "expiring",
+    "not listed",
+    "listed",
+    "savings",
+    "thresholds",
+    "encoding",
+    "share",
+    "#",
+    "ttl",
+    "db",
+    "examples",
+];
+
+/// The table as text. On a terminal (`opts.width`) only the text columns
+/// of [`WRAPPABLE`] wrap, and while the table is wider than the terminal
+/// the columns of [`LOW_VALUE`] are dropped, least useful first; piped
+/// output (no width) is the whole table, unwrapped.
+pub(crate) fn fitted(t: &mut Table, opts: &ReportOptions) -> String {
+    let Some(width) = opts.width else {
+        return t.to_string();
+    };
+    let headers: Vec<String> = t
+        .header()
+        .map(|h| h.cell_iter().map(|c| c.content()).collect())
+        .unwrap_or_default();
+    for (i, h) in headers.iter().enumerate() {
+        if !WRAPPABLE.contains(&h.as_str()) {
+            if let Some(c) = t.column_mut(i) {
+                c.set_constraint(ColumnConstraint::ContentWidth);
+            }
+        }
+    }
+    let fits = |s: &str| s.lines().all(|l| l.chars().count() <= usize::from(width));
+    let mut text = t.to_string();
+    for name in LOW_VALUE {
+        if fits(&text) {
+            break;
+        }
+        if let Some(c) = headers
+            .iter()
+            .position(|h| h == name)
+            .and_then(|i| t.column_mut(i))
+        {
+            c.set_constraint(ColumnConstraint::Hidden);
+            text = t.to_string();
+        }
+    }
+    text
 }
 
 /// A right-aligned cell (figures).
@@ -63,5 +139,68 @@ pub(crate) fn bars_table(opts: &ReportOptions, label: &str, rows: &[(String, u64
         }
         t.add_row(row);
     }
-    format!("{t}\n")
+    format!("{}\n", fitted(&mut t, opts))
+}
+
+#[cfg(test)]
+mod fit_tests {
+    use super::*;
+
+    /// At 80 columns figures and names stay whole, low-value columns go
+    /// first, and the table fits; piped output keeps every column.
+    #[test]
+    fn figures_never_break_and_the_table_fits() {
+        let header = [
+            "#",
+            "db",
+            "key",
+            "type",
+            "encoding",
+            "elements",
+            "memory",
+            "serialized",
+            "max elem",
+            "ttl",
+        ];
+        let row = |t: &mut Table| {
+            t.add_row(vec![
+                right(1),
+                right(0),
+                Cell::new("\"str:big:1mb-lzf-and-a-long-name\""),
+                Cell::new("string"),
+                Cell::new("raw"),
+                right("1,048,576"),
+                right("1.3 MiB"),
+                right("12.8 KiB"),
+                right("1.0 MiB"),
+                right("1136.2d"),
+            ]);
+        };
+        let narrow = ReportOptions {
+            width: Some(80),
+            ..ReportOptions::default()
+        };
+        let mut t = table(&narrow, &header);
+        row(&mut t);
+        let text = fitted(&mut t, &narrow);
+        assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+        for whole in [
+            "1,048,576",
+            "1.3 MiB",
+            "string",
+            "1136.2d",
+            "encoding",
+            "elements",
+        ] {
+            assert!(text.lines().any(|l| l.contains(whole)), "{whole} cut: {text}");
+        }
+        assert!(
+            !text.contains("serialized") && !text.contains("12.8 KiB"),
+            "{text}"
+        );
+        let piped = ReportOptions::default();
+        let mut t = table(&piped, &header);
+        row(&mut t);
+        assert!(fitted(&mut t, &piped).contains("12.8 KiB |"));
+    }
 }

@@ -70,7 +70,7 @@ fn group_table(out: &mut String, opts: &ReportOptions, title: &str, label: &str,
             right(change(r.old.memory, r.delta.memory)),
         ]);
     }
-    let _ = writeln!(out, "{t}");
+    let _ = writeln!(out, "{}", crate::cells::fitted(&mut t, opts));
 }
 
 fn files_line(s: &SideJson<'_>) -> String {
@@ -131,7 +131,7 @@ pub fn to_table(old: &Summary, new: &Summary, opts: &ReportOptions) -> String {
                 }),
             ]);
         }
-        let _ = writeln!(out, "{t}");
+        let _ = writeln!(out, "{}", crate::cells::fitted(&mut t, opts));
         if d.namespaces.len() > opts.top {
             let _ = writeln!(
                 out,
@@ -171,7 +171,7 @@ pub fn to_table(old: &Summary, new: &Summary, opts: &ReportOptions) -> String {
                 ]);
             }
         }
-        let _ = writeln!(out, "{t}");
+        let _ = writeln!(out, "{}", crate::cells::fitted(&mut t, opts));
     }
 
     heading(
@@ -201,7 +201,7 @@ pub fn to_table(old: &Summary, new: &Summary, opts: &ReportOptions) -> String {
                 Cell::new(ns.join(", ")),
             ]);
         }
-        let _ = writeln!(out, "{t}");
+        let _ = writeln!(out, "{}", crate::cells::fitted(&mut t, opts));
     }
     out
 }

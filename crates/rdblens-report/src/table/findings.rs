@@ -127,7 +127,7 @@ pub(crate) fn render(out: &mut String, a: &Audit, opts: &ReportOptions) {
                 ]);
             }
         }
-        let _ = writeln!(out, "{t}");
+        let _ = writeln!(out, "{}", crate::cells::fitted(&mut t, opts));
     }
     rules(out, a, opts);
 }
@@ -164,7 +164,7 @@ fn rules(out: &mut String, a: &Audit, opts: &ReportOptions) {
             Cell::new(&r.thresholds),
         ]);
     }
-    let _ = writeln!(out, "{t}");
+    let _ = writeln!(out, "{}", crate::cells::fitted(&mut t, opts));
     let acted: Vec<_> = a
         .rules
         .iter()

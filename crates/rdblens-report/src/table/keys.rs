@@ -48,7 +48,7 @@ fn keys_table(opts: &ReportOptions, rows: &[KeyRecord], now_ms: i64, n: usize) -
             right(ttl_cell(r.expiry_ms, now_ms)),
         ]);
     }
-    format!("{t}\n")
+    format!("{}\n", crate::cells::fitted(&mut t, opts))
 }
 
 /// The three overall top lists (`--sort` first), then each type's by memory.
@@ -109,7 +109,7 @@ fn value_sizes(out: &mut String, opts: &ReportOptions, sizes: &[ValueSizesJson])
             ]);
         }
     }
-    let _ = std::fmt::Write::write_fmt(out, format_args!("{t}\n"));
+    let _ = std::fmt::Write::write_fmt(out, format_args!("{}\n", crate::cells::fitted(&mut t, opts)));
 }
 
 /// Idle times (LRU) and access frequencies (LFU), with the keys at the ends.

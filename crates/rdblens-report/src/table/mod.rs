@@ -87,7 +87,7 @@ fn overview(out: &mut String, r: &ReportJson<'_>) {
             right(human_bytes(c.serialized_bytes)),
         ]);
     }
-    let _ = writeln!(out, "{t}");
+    let _ = writeln!(out, "{}", crate::cells::fitted(&mut t, opts));
     let mut t = table(opts, &["type", "keys", "share", "memory", "share", "elements"]);
     for g in &r.types {
         let c = g.counter;
@@ -100,7 +100,7 @@ fn overview(out: &mut String, r: &ReportJson<'_>) {
             right(thousands(c.elements)),
         ]);
     }
-    let _ = writeln!(out, "{t}");
+    let _ = writeln!(out, "{}", crate::cells::fitted(&mut t, opts));
 }
 
 /// The report as text: the overview, then every section the model holds,

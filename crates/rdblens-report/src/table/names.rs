@@ -25,7 +25,7 @@ pub(crate) fn encodings(out: &mut String, r: &ReportJson<'_>, encodings: &[Group
             right(percent(c.memory, r.totals.memory)),
         ]);
     }
-    let _ = writeln!(out, "{t}");
+    let _ = writeln!(out, "{}", crate::cells::fitted(&mut t, opts));
     if limits.is_empty() {
         return;
     }
@@ -53,7 +53,7 @@ pub(crate) fn encodings(out: &mut String, r: &ReportJson<'_>, encodings: &[Group
             right(thousands(g.near_keys)),
         ]);
     }
-    let _ = writeln!(out, "{t}");
+    let _ = writeln!(out, "{}", crate::cells::fitted(&mut t, opts));
 }
 
 /// A problem's id (as in the JSON) and what it counts, so that the two
@@ -124,7 +124,7 @@ pub(crate) fn key_names(out: &mut String, r: &ReportJson<'_>, n: &KeyNamesJson) 
             Cell::new(examples.join(" ")),
         ]);
     }
-    let _ = writeln!(out, "{t}");
+    let _ = writeln!(out, "{}", crate::cells::fitted(&mut t, opts));
 }
 
 /// The `--top` heaviest namespaces with their three heaviest children.
@@ -178,7 +178,7 @@ pub(crate) fn prefixes(out: &mut String, r: &ReportJson<'_>, p: &PrefixesJson<'_
             right(percent(u.keys.saturating_sub(u.keys_with_expiry), u.keys)),
         ]);
     }
-    let _ = writeln!(out, "{t}");
+    let _ = writeln!(out, "{}", crate::cells::fitted(&mut t, r.options));
 }
 
 /// The slots with the most memory, then the commonest hash tags.
@@ -193,7 +193,7 @@ pub(crate) fn slots(out: &mut String, r: &ReportJson<'_>, j: &SlotsJson) {
             right(human_bytes(s.memory)),
         ]);
     }
-    let _ = writeln!(out, "{t}");
+    let _ = writeln!(out, "{}", crate::cells::fitted(&mut t, opts));
     if !j.hash_tags.is_empty() {
         let mut t = table(opts, &["hash tag", "keys", "memory"]);
         for tag in j.hash_tags.iter().take(opts.top.min(10)) {
@@ -203,6 +203,6 @@ pub(crate) fn slots(out: &mut String, r: &ReportJson<'_>, j: &SlotsJson) {
                 right(human_bytes(tag.memory)),
             ]);
         }
-        let _ = writeln!(out, "{t}");
+        let _ = writeln!(out, "{}", crate::cells::fitted(&mut t, opts));
     }
 }

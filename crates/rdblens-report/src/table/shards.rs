@@ -58,7 +58,7 @@ pub(crate) fn render(out: &mut String, r: &ReportJson<'_>) {
             Cell::new(short_ranges(x.ranges())),
         ]);
     }
-    let _ = writeln!(out, "{t}");
+    let _ = writeln!(out, "{}", crate::cells::fitted(&mut t, r.options));
     let i = &j.imbalance;
     let line = |what: &str, r: Option<f64>, who: Option<&str>| match (r, who) {
         (Some(r), Some(who)) => format!("{what} max/mean {r:.2} (heaviest: {who})"),
