@@ -45,8 +45,8 @@ const WRAPPABLE: &[&str] = &[
     "biggest key (memory)",
     "file",
     "problem",
+    "figure",
     "hash tag",
-    "value",
 ];
 
 /// Columns left out, in this order, while a table is wider than the
@@ -60,6 +60,9 @@ const LOW_VALUE: &[&str] = &[
     "not listed",
     "listed",
     "savings",
+    "within 10% under",
+    "over by <= 2x",
+    "memory over",
     "thresholds",
     "encoding",
     "share",
@@ -121,6 +124,11 @@ pub(crate) fn heading(out: &mut String, title: &str) {
 /// track memory: key lengths, idle times, LFU counters).
 pub(crate) fn bars_table(opts: &ReportOptions, label: &str, rows: &[(String, u64, String)]) -> String {
     let max = rows.iter().map(|r| r.1).max().unwrap_or(0);
+    // Narrower bars in a narrow terminal: the labels and figures stay whole.
+    let bar_width = match opts.width {
+        Some(w) if w < 100 => BAR_WIDTH * 3 / 4,
+        _ => BAR_WIDTH,
+    };
     let memory = rows.iter().any(|r| !r.2.is_empty());
     let header: &[&str] = if memory {
         &[label, "keys", "", "memory"]
@@ -132,7 +140,7 @@ pub(crate) fn bars_table(opts: &ReportOptions, label: &str, rows: &[(String, u64
         let mut row = vec![
             Cell::new(name),
             right(thousands(*n)),
-            Cell::new(bar(*n, max, BAR_WIDTH)),
+            Cell::new(bar(*n, max, bar_width)),
         ];
         if memory {
             row.push(right(extra));

@@ -158,3 +158,56 @@ fn the_audit_runs_once_and_only_when_needed() {
     let audit = model.into_audit().expect("the audit ran"); // ok: unit test
     assert!(audit.fails(rdblens_audit::Severity::Crit));
 }
+
+/// The whole report in an 80-column terminal: every table line fits, and
+/// the figures of the JSON appear whole in the text (never cut by a wrap).
+#[test]
+fn every_table_fits_80_columns_with_figures_whole() {
+    let s = summary();
+    let mut opts = ReportOptions {
+        width: Some(80),
+        ..ReportOptions::default()
+    };
+    opts.sections.push(Section::Plans);
+    let model = ReportJson::build(&s, &opts, AuditWhen::Shown);
+    let text = table::render(&model);
+    std::fs::write("/tmp/old80.txt", &text).ok();
+    let boxed = |l: &&str| l.starts_with(['┌', '│', '╞', '├', '└']);
+    let wide: Vec<&str> = text
+        .lines()
+        .filter(boxed)
+        .filter(|l| l.chars().count() > 80)
+        .collect();
+    assert!(
+        wide.is_empty(),
+        "{} table lines over 80 columns: {wide:#?}",
+        wide.len()
+    );
+    let doc: Value = serde_json::from_str(&json::render(&model).expect("serializes")).expect("parses"); // ok: unit test
+    let types = doc["types"].as_array().cloned().unwrap_or_default();
+    for t in &types {
+        let memory = human_bytes(u(&t["memory"]));
+        assert!(text.lines().any(|l| l.contains(&memory)), "{memory} cut:\n{text}");
+    }
+    // In the top list itself: each key's memory, elements and encoding on
+    // one line of its table.
+    let top: Vec<&str> = after(&text, "Biggest keys by estimated memory")
+        .take_while(|l| !l.is_empty())
+        .collect();
+    let keys = doc["top_keys"]["by_memory"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(keys.len() >= 5, "the fixture has a top list");
+    for k in keys.iter().take(5) {
+        let memory = human_bytes(u(&k["memory"]));
+        let elements = thousands(u(&k["elements"]));
+        let encoding = k["encoding"].as_str().unwrap_or_default();
+        assert!(
+            top.iter()
+                .any(|l| l.contains(&memory) && l.contains(&elements) && l.contains(encoding)),
+            "{memory} {elements} {encoding} not whole on one line:\n{}",
+            top.join("\n")
+        );
+    }
+}
