@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use comfy_table::{presets, Cell, CellAlignment, ColumnConstraint, ContentArrangement, Table};
+use comfy_table::{presets, Cell, CellAlignment, ColumnConstraint, ContentArrangement, Table, Width};
 
 use crate::format::{bar, thousands};
 use crate::options::ReportOptions;
@@ -49,6 +49,9 @@ const WRAPPABLE: &[&str] = &[
     "hash tag",
 ];
 
+/// The narrowest a text column of [`WRAPPABLE`] gets on a terminal.
+const MIN_TEXT_WIDTH: u16 = 22;
+
 /// Columns left out, in this order, while a table is wider than the
 /// terminal: the figures the report shows elsewhere or that matter least.
 /// JSON and CSV always have every field.
@@ -70,6 +73,8 @@ const LOW_VALUE: &[&str] = &[
     "ttl",
     "db",
     "examples",
+    "slot ranges",
+    "severity",
 ];
 
 /// The table as text. On a terminal (`opts.width`) only the text columns
@@ -85,10 +90,21 @@ pub(crate) fn fitted(t: &mut Table, opts: &ReportOptions) -> String {
         .map(|h| h.cell_iter().map(|c| c.content()).collect())
         .unwrap_or_default();
     for (i, h) in headers.iter().enumerate() {
-        if !WRAPPABLE.contains(&h.as_str()) {
-            if let Some(c) = t.column_mut(i) {
-                c.set_constraint(ColumnConstraint::ContentWidth);
-            }
+        let constraint = if WRAPPABLE.contains(&h.as_str()) {
+            // Room for a typical key or phrase before it wraps; a table
+            // that cannot give it that much drops columns instead.
+            let min = match h.as_str() {
+                "figure" => 8,
+                "scope" => 14,
+                "finding" | "examples" | "thresholds" => 16,
+                _ => MIN_TEXT_WIDTH,
+            };
+            ColumnConstraint::LowerBoundary(Width::Fixed(min))
+        } else {
+            ColumnConstraint::ContentWidth
+        };
+        if let Some(c) = t.column_mut(i) {
+            c.set_constraint(constraint);
         }
     }
     let fits = |s: &str| s.lines().all(|l| l.chars().count() <= usize::from(width));
@@ -174,7 +190,7 @@ mod fit_tests {
             t.add_row(vec![
                 right(1),
                 right(0),
-                Cell::new("\"str:big:1mb-lzf-and-a-long-name\""),
+                Cell::new("\"str:big:1mb-lzf\""),
                 Cell::new("string"),
                 Cell::new("raw"),
                 right("1,048,576"),
@@ -197,11 +213,13 @@ mod fit_tests {
             "1.3 MiB",
             "string",
             "1136.2d",
-            "encoding",
+            "str:big:1mb-lzf",
             "elements",
         ] {
             assert!(text.lines().any(|l| l.contains(whole)), "{whole} cut: {text}");
         }
+        // A column is shown whole or not at all.
+        assert!(!text.contains("encodi") || text.contains("encoding"), "{text}");
         assert!(
             !text.contains("serialized") && !text.contains("12.8 KiB"),
             "{text}"

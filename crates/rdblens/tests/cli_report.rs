@@ -630,7 +630,7 @@ fn value_sizes_agree_with_every_keys_figures() {
     let text = table(&[ALL_TYPES, "--section", "bigkeys"]);
     assert!(text.contains("== Value sizes per type (p50 / p90 / p99 within 1/64, max exact) =="));
     assert!(
-        text.contains("| hash   |   38 | memory          | 120 B | 28.0 KiB |  62.8 KiB |  62.8 KiB |"),
+        text.contains("| hash   |   38 | memory       | 120 B | 28.0 KiB |  62.8 KiB |  62.8 KiB |"),
         "{text}"
     );
 }

@@ -88,7 +88,7 @@ fn value_sizes(out: &mut String, opts: &ReportOptions, sizes: &[ValueSizesJson])
         let rows: [(&str, Option<Percentiles>, bool); 3] = [
             ("memory", Some(v.memory), true),
             (if string { "bytes" } else { "elements" }, Some(v.length), string),
-            ("largest element", v.largest_element, true),
+            ("largest elem", v.largest_element, true),
         ];
         for (i, (figure, p, bytes)) in rows.into_iter().enumerate() {
             let Some(p) = p else { continue };
