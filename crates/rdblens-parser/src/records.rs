@@ -229,6 +229,14 @@ impl<'a> Records<'a> {
                     self.prefix.key_meta = Some(KeyMeta::read(r)?);
                     continue;
                 }
+                // Redis Enterprise's RAM_LRU: one length before a key, its
+                // idle time as librdb reads it; kept as the key's idle time
+                // (never a value type: those end far below 107).
+                107 if self.format.dialect == Dialect::Redis => {
+                    self.prefix.start.get_or_insert(at);
+                    self.prefix.idle = Some(r.length("RAM_LRU idle time (Redis Enterprise)")?);
+                    continue;
+                }
                 0xf2 if self.format.dialect == Dialect::Valkey && self.format.version >= 81 => {
                     Record::Update {
                         command: read_resp_multibulk(r)?,

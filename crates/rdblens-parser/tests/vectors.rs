@@ -2045,3 +2045,27 @@ fn inputs_that_are_not_rdb_files() {
         );
     }
 }
+
+/// Redis Enterprise's RAM_LRU (opcode 107): one length before a key, read
+/// as its idle time; the walk goes on to the next key. In a VALKEY-magic
+/// file 107 is no opcode: an unknown type byte, at its offset.
+#[test]
+fn rdb9_ram_lru_opcode_107_is_the_keys_idle_time() {
+    let mut w = W::new("REDIS0009");
+    let ram_lru = [vec![107], len(90_000)].concat();
+    let p = w.entry(&ram_lru, 0, &raw(b"enterprise"), &raw(b"v"));
+    w.entry(&[], 0, &raw(b"next"), &raw(b"w"));
+    let data = w.finish();
+    let es = entries(&data);
+    assert_eq!(es.len(), 2);
+    check_placed(&es[0], p, &data);
+    assert_eq!(es[0].idle_seconds, Some(90_000));
+    assert_eq!(es[0].key, RdbString::Raw(b"enterprise"));
+    assert_eq!(es[1].idle_seconds, None);
+
+    let mut w = W::new("VALKEY080");
+    w.entry(&[107, 1], 0, &raw(b"k"), &raw(b"v"));
+    let data = w.finish();
+    let e = Rdb::new(&data).unwrap().entries().find_map(|r| r.err()).unwrap(); // ok: unit test
+    assert_eq!(e.offset(), 9, "{e}");
+}
