@@ -207,8 +207,10 @@ impl<'a, 'w> Walker<'a, 'w> {
                 let status = rdb.checksum_status_with(eof, || crc.finish_at(rdb.checksum_end(eof)));
                 if let ChecksumStatus::Mismatch { stored, computed } = status {
                     out.warnings.push(format!(
-                        "checksum mismatch: the file stores 0x{stored:016x}, its bytes hash to \
-                         0x{computed:016x}: the file is damaged and some figures may be wrong"
+                        "checksum mismatch: the file stores 0x{stored:016x} (after the EOF \
+                         byte at offset {}), its bytes hash to 0x{computed:016x}: the file is \
+                         damaged and some figures may be wrong",
+                        eof.offset
                     ));
                 }
                 out.checksum = match status {

@@ -224,10 +224,15 @@ fn input_problems(files: &[FileInfo]) -> bool {
             any = true;
         }
         if f.checksum == "mismatch" {
-            eprintln!(
-                "rdblens: {}: checksum mismatch: the file is damaged (`rdblens check` shows the values)",
-                f.path
-            );
+            // The walker's warning names both checksums and where the
+            // stored one is (summaries of older versions may lack it).
+            match f.warnings.iter().find(|w| w.starts_with("checksum mismatch:")) {
+                Some(w) => eprintln!("rdblens: {}: {w}", f.path),
+                None => eprintln!(
+                    "rdblens: {}: checksum mismatch: the file is damaged (`rdblens check` shows the values)",
+                    f.path
+                ),
+            }
             any = true;
         }
     }

@@ -127,15 +127,16 @@ fn a_checksum_mismatch_is_a_warning_line_in_the_report_and_a_failure_in_check() 
     let eof = data.len() - 9;
     let computed = crc64(&data[..=eof]);
     let warning = format!(
-        "checksum mismatch: the file stores 0xcbadfd70b6e27532, its bytes hash to 0x{computed:016x}: the \
-         file is damaged and some figures may be wrong"
+        "checksum mismatch: the file stores 0xcbadfd70b6e27532 (after the EOF byte at offset {eof}), \
+         its bytes hash to 0x{computed:016x}: the file is damaged and some figures may be wrong"
     );
     let dir = tempfile::tempdir().unwrap();
     let file = write(&dir, "flipped.rdb", &data);
-    let stderr = format!(
-        "rdblens: {}: checksum mismatch: the file is damaged (`rdblens check` shows the values)\n",
-        file.display()
-    );
+    // Both checksums and where the stored one is, as `check` says.
+    let stderr = format!("rdblens: {}: {warning}\n", file.display());
+
+    let out = run(&["keys", "-q"], &file);
+    assert_eq!((out.code, out.stderr.as_str()), (3, stderr.as_str()));
 
     let out = run(&["report", "--section", "bigkeys"], &file);
     assert_eq!(out.code, 3);

@@ -504,7 +504,7 @@ fn a_checksum_mismatch_is_reported_and_exits_3() {
         .code(3)
         .stdout(contains("checksum mismatch"))
         .stderr(contains(format!(
-            "rdblens: {}: checksum mismatch: the file is damaged",
+            "rdblens: {}: checksum mismatch: the file stores 0x",
             flipped.display()
         )));
 }
