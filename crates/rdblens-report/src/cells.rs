@@ -52,6 +52,27 @@ const WRAPPABLE: &[&str] = &[
 /// The narrowest a text column of [`WRAPPABLE`] gets on a terminal.
 const MIN_TEXT_WIDTH: u16 = 22;
 
+/// A key name for a cell: on a narrow terminal (under 120 columns) a name
+/// longer than a text column's minimum is cut in the middle (`"user:12…:name"`),
+/// so that it neither wraps nor widens the table; elsewhere `short_key`'s
+/// form. JSON, CSV and piped tables keep the whole name.
+pub(crate) fn key_text(opts: &ReportOptions, key: &[u8]) -> String {
+    let full = crate::format::short_key(key);
+    let max = usize::from(MIN_TEXT_WIDTH);
+    match opts.width {
+        Some(w) if w < 120 && full.chars().count() > max => {
+            let chars: Vec<char> = full.chars().collect();
+            let head = (max - 1) / 2;
+            let tail = max - 1 - head;
+            let mut out: String = chars[..head].iter().collect();
+            out.push('…');
+            out.extend(&chars[chars.len() - tail..]);
+            out
+        }
+        _ => full,
+    }
+}
+
 /// Columns left out, in this order, while a table is wider than the
 /// terminal: the figures the report shows elsewhere or that matter least.
 /// JSON and CSV always have every field.
@@ -228,5 +249,23 @@ mod fit_tests {
         let mut t = table(&piped, &header);
         row(&mut t);
         assert!(fitted(&mut t, &piped).contains("12.8 KiB |"));
+    }
+
+    /// Long key names are cut in the middle on a narrow terminal only.
+    #[test]
+    fn long_keys_are_cut_in_the_middle_on_a_narrow_terminal() {
+        let narrow = ReportOptions {
+            width: Some(80),
+            ..ReportOptions::default()
+        };
+        let key = b"session:0000d1a8d0c7b848e10081de3091854b";
+        assert_eq!(key_text(&narrow, key), "\"session:0…de3091854b\"");
+        assert_eq!(key_text(&narrow, key).chars().count(), 22);
+        assert_eq!(key_text(&narrow, b"user:1"), "\"user:1\"");
+        let piped = ReportOptions::default();
+        assert_eq!(
+            key_text(&piped, key),
+            format!("\"{}\"", std::str::from_utf8(key).unwrap_or_default())
+        );
     }
 }

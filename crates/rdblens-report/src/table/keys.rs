@@ -5,8 +5,8 @@ use comfy_table::Cell;
 use rdblens_analysis::acc::access::Access;
 use rdblens_analysis::acc::top::KeyRecord;
 
-use crate::cells::{bars_table, heading, right, table};
-use crate::format::{duration, human_bytes, short_key, thousands};
+use crate::cells::{bars_table, heading, key_text, right, table};
+use crate::format::{duration, human_bytes, thousands};
 use crate::model::{length_bars, Percentiles, ReportJson, TopJson, ValueSizesJson};
 use crate::options::{ReportOptions, SortBy};
 
@@ -38,7 +38,7 @@ fn keys_table(opts: &ReportOptions, rows: &[KeyRecord], now_ms: i64, n: usize) -
         t.add_row(vec![
             right(i + 1),
             right(r.db),
-            Cell::new(short_key(r.key.as_bytes())),
+            Cell::new(key_text(opts, r.key.as_bytes())),
             Cell::new(&r.type_name),
             Cell::new(&r.encoding),
             right(thousands(r.elements)),

@@ -114,7 +114,7 @@ pub(crate) fn key_names(out: &mut String, r: &ReportJson<'_>, n: &KeyNamesJson) 
             .examples
             .iter()
             .take(3)
-            .map(|k| short_key(k.as_bytes()))
+            .map(|k| crate::cells::key_text(opts, k.as_bytes()))
             .collect();
         t.add_row(vec![
             Cell::new(problem_label(p.id)),
