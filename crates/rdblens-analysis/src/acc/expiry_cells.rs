@@ -66,6 +66,14 @@ impl Block {
             memory: [0; CELLS],
         })
     }
+
+    /// Keys and memory of the block's light cells.
+    fn totals(&self) -> KeysMemory {
+        KeysMemory {
+            keys: self.keys.iter().map(|&k| u64::from(k)).sum(),
+            memory: self.memory.iter().map(|&m| u64::from(m)).sum(),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -108,11 +116,7 @@ impl Cells {
         let mut out: Vec<(i64, KeysMemory)> = self
             .blocks
             .iter()
-            .map(|(&b, block)| {
-                let keys = block.keys.iter().map(|&k| u64::from(k)).sum();
-                let memory = block.memory.iter().map(|&m| u64::from(m)).sum();
-                (b, KeysMemory { keys, memory })
-            })
+            .map(|(&b, block)| (b, block.totals()))
             .collect();
         let block_ms = self.block_ms();
         for (&start, c) in &self.heavy {
@@ -287,7 +291,7 @@ impl Cells {
     /// width) starting in `[from, to)`, in time order. Where windows hold
     /// whole blocks, blocks are summed without visiting their cells.
     pub fn rebucket(&self, width: i64, from: i64, to: i64) -> Vec<(i64, KeysMemory)> {
-        let block_ms = self.block_ms();
+        let (cell_ms, block_ms) = (self.width_ms(), self.block_ms());
         let mut out: Vec<(i64, KeysMemory)> = Vec::new();
         let mut push = |start: i64, c: KeysMemory| match out.last_mut() {
             Some((s, km)) if *s == start => km.merge_from(&c),
@@ -303,17 +307,15 @@ impl Cells {
         for (&b, block) in self.blocks.range(first_block..).take_while(|(&b, _)| b < to) {
             let window = align(b, width);
             if b >= from && b.saturating_add(block_ms) <= to {
-                let keys = block.keys.iter().map(|&k| u64::from(k)).sum();
-                let memory = block.memory.iter().map(|&m| u64::from(m)).sum();
-                if keys > 0 {
-                    push(window, KeysMemory { keys, memory });
+                let totals = block.totals();
+                if totals.keys > 0 {
+                    push(window, totals);
                 }
             } else {
                 // A block cut by the range: its cells inside it (light
                 // only; heavy cells are added below).
-                let w = self.width_ms();
                 for i in (0..CELLS).filter(|&i| block.keys[i] > 0) {
-                    let start = b + i as i64 * w;
+                    let start = b + i as i64 * cell_ms;
                     if start >= from && start < to {
                         let c = KeysMemory {
                             keys: u64::from(block.keys[i]),

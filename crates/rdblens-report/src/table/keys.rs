@@ -109,7 +109,8 @@ fn value_sizes(out: &mut String, opts: &ReportOptions, sizes: &[ValueSizesJson])
             ]);
         }
     }
-    let _ = std::fmt::Write::write_fmt(out, format_args!("{}\n", crate::cells::fitted(&mut t, opts)));
+    out.push_str(&crate::cells::fitted(&mut t, opts));
+    out.push('\n');
 }
 
 /// Idle times (LRU) and access frequencies (LFU), with the keys at the ends.
