@@ -18,6 +18,8 @@
 //! print!("{}", rdblens_advice::text::render(&plans));
 //! ```
 
+#![forbid(unsafe_code)]
+
 mod keys;
 mod migrate;
 pub mod sizing;

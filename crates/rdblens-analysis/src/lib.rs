@@ -19,6 +19,8 @@
 //! [`acc::rules`] the hits, which the `rdblens-audit` crate turns into
 //! findings.
 
+#![forbid(unsafe_code)]
+
 pub mod acc;
 mod allocator;
 mod check;

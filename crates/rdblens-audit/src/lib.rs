@@ -19,6 +19,8 @@
 //! }
 //! ```
 
+#![forbid(unsafe_code)]
+
 mod advice;
 pub mod config;
 mod expiry;

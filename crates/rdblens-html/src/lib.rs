@@ -5,6 +5,8 @@
 //! the charts (namespace treemap, zoomable expiry timeline), sorting and
 //! filtering.
 
+#![forbid(unsafe_code)]
+
 mod diff;
 mod escape;
 mod page;

@@ -28,6 +28,9 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+// The only unsafe code is the memory map (`rdb.rs`), allowed there.
+#![deny(unsafe_code)]
+
 pub mod blob;
 mod checksum;
 mod element;

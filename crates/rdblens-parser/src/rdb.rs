@@ -195,6 +195,7 @@ impl RdbFile {
 
     /// Maps an open file (e.g. an anonymous temporary file holding a
     /// decompressed dump) read-only, as [`RdbFile::open`].
+    #[allow(unsafe_code)] // the memory map: see the SAFETY comment
     pub fn from_file(file: File) -> std::io::Result<RdbFile> {
         if file.metadata()?.len() == 0 {
             return Ok(RdbFile { map: None });
@@ -218,6 +219,7 @@ impl RdbFile {
     /// reader done with that part of the file keeps its resident set small
     /// on dumps larger than RAM. The bytes stay readable (they are read
     /// from the file again if touched). Best effort: errors are ignored.
+    #[allow(unsafe_code)] // madvise: see the SAFETY comment
     pub fn release(&self, start: usize, end: usize) {
         #[cfg(unix)]
         if let Some(map) = &self.map {

@@ -8,6 +8,9 @@
 //! 3 unreadable, corrupt or incomplete input, 4 the output could not be
 //! written.
 
+// The only unsafe code is the SIGBUS guard around mapped reads (`mapguard.rs`), allowed there.
+#![deny(unsafe_code)]
+
 mod advise;
 mod analyze;
 mod check;
@@ -16,6 +19,7 @@ mod diff;
 mod input;
 mod keyrow;
 mod keys;
+#[allow(unsafe_code)] // the signal handler: see its SAFETY comments
 mod mapguard;
 mod merge;
 mod output;
