@@ -49,19 +49,26 @@ const WRAPPABLE: &[&str] = &[
     "hash tag",
 ];
 
-/// The narrowest a text column of [`WRAPPABLE`] gets on a terminal.
-const MIN_TEXT_WIDTH: u16 = 22;
+/// The narrowest a text column of [`WRAPPABLE`] gets on a terminal: a
+/// key name or a finding's scope, cut to it, is one line.
+pub(crate) const MIN_TEXT_WIDTH: u16 = 22;
 
 /// A key name for a cell: on a narrow terminal (under 120 columns) a name
 /// longer than a text column's minimum is cut in the middle (`"user:12…:name"`),
 /// so that it neither wraps nor widens the table; elsewhere `short_key`'s
 /// form. JSON, CSV and piped tables keep the whole name.
 pub(crate) fn key_text(opts: &ReportOptions, key: &[u8]) -> String {
-    let full = crate::format::short_key(key);
-    let max = usize::from(MIN_TEXT_WIDTH);
+    cut_middle(opts, crate::format::short_key(key), usize::from(MIN_TEXT_WIDTH))
+}
+
+/// `text` cut in the middle to `max` characters (at least 3) with an
+/// ellipsis on a narrow terminal (under 120 columns), as [`key_text`] cuts
+/// key names; whole elsewhere.
+pub(crate) fn cut_middle(opts: &ReportOptions, text: String, max: usize) -> String {
+    let max = max.max(3);
     match opts.width {
-        Some(w) if w < 120 && full.chars().count() > max => {
-            let chars: Vec<char> = full.chars().collect();
+        Some(w) if w < 120 && text.chars().count() > max => {
+            let chars: Vec<char> = text.chars().collect();
             let head = (max - 1) / 2;
             let tail = max - 1 - head;
             let mut out: String = chars[..head].iter().collect();
@@ -69,7 +76,7 @@ pub(crate) fn key_text(opts: &ReportOptions, key: &[u8]) -> String {
             out.extend(&chars[chars.len() - tail..]);
             out
         }
-        _ => full,
+        _ => text,
     }
 }
 
@@ -116,7 +123,9 @@ pub(crate) fn fitted(t: &mut Table, opts: &ReportOptions) -> String {
             // that cannot give it that much drops columns instead.
             let min = match h.as_str() {
                 "figure" => 8,
-                "scope" => 14,
+                // A scope, cut to MIN_TEXT_WIDTH characters, and the
+                // padding: one line (the boundary counts the padding).
+                "scope" => MIN_TEXT_WIDTH + 2,
                 "finding" | "examples" | "thresholds" => 16,
                 _ => MIN_TEXT_WIDTH,
             };

@@ -9,18 +9,24 @@ use comfy_table::Cell;
 use rdblens_analysis::rules::RuleId;
 use rdblens_audit::{Audit, Finding, Scope};
 
-use crate::cells::{heading, right, table};
+use crate::cells::{cut_middle, heading, right, table, MIN_TEXT_WIDTH};
 use crate::format::{duration, human_bytes, percent, short_key, thousands, utc};
 use crate::options::ReportOptions;
 
 /// Example keys shown per grouped finding.
 const EXAMPLES: usize = 3;
 
-/// Where a finding is, in a few words.
-fn scope_text(s: &Scope) -> String {
+/// Where a finding is, in a few words. On a narrow terminal a key name, a
+/// namespace or a hash tag is cut in the middle so that the scope fits the
+/// column's minimum width and stays one line (the JSON has them whole).
+fn scope_text(s: &Scope, opts: &ReportOptions) -> String {
+    let within = |prefix: String, name: String| {
+        let room = usize::from(MIN_TEXT_WIDTH).saturating_sub(prefix.chars().count());
+        format!("{prefix}{}", cut_middle(opts, name, room))
+    };
     match s {
-        Scope::Key { db, key } => format!("db{db} {}", short_key(key.as_bytes())),
-        Scope::Namespace { namespace } => format!("namespace {namespace}"),
+        Scope::Key { db, key } => within(format!("db{db} "), short_key(key.as_bytes())),
+        Scope::Namespace { namespace } => within("namespace ".into(), namespace.clone()),
         Scope::Window { start_ms, end_ms } => {
             format!(
                 "{} UTC +{}",
@@ -29,7 +35,7 @@ fn scope_text(s: &Scope) -> String {
             )
         }
         Scope::Slot { slot, hash_tag } => match hash_tag {
-            Some(t) => format!("slot {slot} {{{t}}}"),
+            Some(t) => within(format!("slot {slot} "), format!("{{{t}}}")),
             None => format!("slot {slot}"),
         },
         Scope::Database { db } => format!("db{db}"),
@@ -97,7 +103,7 @@ pub(crate) fn render(out: &mut String, a: &Audit, opts: &ReportOptions) {
                 t.add_row(vec![
                     Cell::new(f.severity.name()),
                     Cell::new(f.rule.name()),
-                    Cell::new(scope_text(&f.scope)),
+                    Cell::new(scope_text(&f.scope, opts)),
                     Cell::new(finding_text(f)),
                     right(human_bytes(f.memory)),
                     right(bytes_or_dash(f.savings)),
@@ -205,5 +211,116 @@ fn rules(out: &mut String, a: &Audit, opts: &ReportOptions) {
                 .collect();
             let _ = writeln!(out, "  where: {}", ns.join(", "));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rdblens_analysis::rules::Severity;
+    use rdblens_analysis::KeyName;
+    use rdblens_audit::{Counts, Quantity, Unit};
+
+    use super::*;
+
+    const LONG_KEY: &[u8] = b"session:0000d1a8d0c7b848e10081de3091854b:profile:avatar";
+
+    /// One big-string finding on a key with a long name.
+    fn audit() -> Audit {
+        let finding = Finding {
+            rule: RuleId::BigString,
+            severity: Severity::Warn,
+            scope: Scope::Key {
+                db: 0,
+                key: KeyName(LONG_KEY.into()),
+            },
+            message: "string of 20.0 KiB (threshold 10.0 KiB)".into(),
+            measured: Quantity::int(20_480, Unit::Bytes),
+            threshold: Some(Quantity::int(10_240, Unit::Bytes)),
+            keys: 1,
+            memory: 24_616,
+            savings: None,
+            config: None,
+            advice: "split the value or compress it".into(),
+            examples: Vec::new(),
+            more_keys: 0,
+            impact: 24_616,
+        };
+        Audit {
+            findings: vec![finding],
+            rules: Vec::new(),
+            counts: Counts {
+                warn: 1,
+                ..Counts::default()
+            },
+        }
+    }
+
+    fn rendered(width: Option<u16>) -> String {
+        let opts = ReportOptions {
+            width,
+            ..ReportOptions::default()
+        };
+        let mut out = String::new();
+        render(&mut out, &audit(), &opts);
+        out
+    }
+
+    /// At 80 columns a long key name in a scope is cut in the middle, the
+    /// scope on one line of its cell; piped, the name is whole.
+    #[test]
+    fn a_long_key_scope_is_one_cut_line_at_80_columns() {
+        let text = rendered(Some(80));
+        assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+        let row = text
+            .lines()
+            .find(|l| l.contains("big-string"))
+            .expect("the finding's row"); // ok: unit test
+        let cells: Vec<&str> = row.split(['│', '┆']).map(str::trim).collect();
+        assert_eq!(cells[3], "db0 \"session…e:avatar\"", "{text}");
+        assert_eq!(cells[3].chars().count(), usize::from(MIN_TEXT_WIDTH));
+        // The row's other lines (the finding folded) leave the scope empty.
+        let scope_col = row.find("db0").expect("the scope"); // ok: unit test
+        let below: Vec<&str> = text
+            .lines()
+            .skip_while(|l| !l.contains("big-string"))
+            .skip(1)
+            .take_while(|l| l.starts_with('│'))
+            .collect();
+        assert!(!below.is_empty(), "the finding folds: {text}");
+        for l in below {
+            assert!(l[scope_col..].trim_start().starts_with('┆'), "{l}");
+        }
+
+        let piped = rendered(None);
+        assert!(
+            piped.contains("| db0 \"session:0000d1a8d0c7b848e10081de3091854b:profile:avatar\" |"),
+            "{piped}"
+        );
+    }
+
+    /// Namespaces and hash tags are cut like key names; short ones whole.
+    #[test]
+    fn long_namespaces_and_hash_tags_are_cut_too() {
+        let narrow = ReportOptions {
+            width: Some(80),
+            ..ReportOptions::default()
+        };
+        let ns = Scope::Namespace {
+            namespace: "0000d1a8d0c7b848e10081de3091854b".into(),
+        };
+        assert_eq!(scope_text(&ns, &narrow), "namespace 0000d…91854b");
+        let slot = Scope::Slot {
+            slot: 5734,
+            hash_tag: Some("tenant-0000d1a8d0c7b848".into()),
+        };
+        assert_eq!(scope_text(&slot, &narrow), "slot 5734 {tena…7b848}");
+        let short = Scope::Namespace {
+            namespace: "user".into(),
+        };
+        assert_eq!(scope_text(&short, &narrow), "namespace user");
+        assert_eq!(
+            scope_text(&ns, &ReportOptions::default()),
+            "namespace 0000d1a8d0c7b848e10081de3091854b"
+        );
     }
 }
