@@ -1,6 +1,6 @@
 //! comfy-table helpers shared by the table renderers (the report's and the
-//! diff's): one table style, right-aligned figures, section headings and
-//! bar charts.
+//! diff's): one table style, right-aligned figures, section headings, bar
+//! charts, and prose folded to the terminal's width.
 
 use std::fmt::Write;
 
@@ -110,6 +110,13 @@ const LOW_VALUE: &[&str] = &[
 /// the columns of [`LOW_VALUE`] are dropped, least useful first; piped
 /// output (no width) is the whole table, unwrapped.
 pub(crate) fn fitted(t: &mut Table, opts: &ReportOptions) -> String {
+    fitted_dropping(t, opts, LOW_VALUE)
+}
+
+/// [`fitted`], dropping the columns headed `drop`, in this order, while
+/// the table is wider than the terminal (of columns with the same header,
+/// the leftmost still shown).
+pub(crate) fn fitted_dropping(t: &mut Table, opts: &ReportOptions, drop: &[&str]) -> String {
     let Some(width) = opts.width else {
         return t.to_string();
     };
@@ -123,11 +130,11 @@ pub(crate) fn fitted(t: &mut Table, opts: &ReportOptions) -> String {
             // that cannot give it that much drops columns instead.
             let min = match h.as_str() {
                 "figure" => 8,
-                // A scope, cut to MIN_TEXT_WIDTH characters, and the
-                // padding: one line (the boundary counts the padding).
-                "scope" => MIN_TEXT_WIDTH + 2,
                 "finding" | "examples" | "thresholds" => 16,
-                _ => MIN_TEXT_WIDTH,
+                // A key name, scope or prefix cut to MIN_TEXT_WIDTH
+                // characters, and the cell's padding (the boundary counts
+                // it): one line.
+                _ => MIN_TEXT_WIDTH + 2,
             };
             ColumnConstraint::LowerBoundary(Width::Fixed(min))
         } else {
@@ -138,21 +145,100 @@ pub(crate) fn fitted(t: &mut Table, opts: &ReportOptions) -> String {
         }
     }
     let fits = |s: &str| s.lines().all(|l| l.chars().count() <= usize::from(width));
+    let mut hidden = vec![false; headers.len()];
     let mut text = t.to_string();
-    for name in LOW_VALUE {
+    for name in drop {
         if fits(&text) {
             break;
         }
-        if let Some(c) = headers
-            .iter()
-            .position(|h| h == name)
-            .and_then(|i| t.column_mut(i))
-        {
+        let Some(i) = (0..headers.len()).find(|&i| headers[i] == *name && !hidden[i]) else {
+            continue;
+        };
+        if let Some(c) = t.column_mut(i) {
             c.set_constraint(ColumnConstraint::Hidden);
+            hidden[i] = true;
             text = t.to_string();
         }
     }
     text
+}
+
+/// Lines of prose (not tables) folded at spaces to a terminal's width, the
+/// continuation indented, so the terminal never cuts a word, a figure from
+/// its unit or a timestamp ([`prose_words`]); unchanged when piped (`width`
+/// none).
+pub(crate) fn wrap_prose(text: &str, width: Option<u16>) -> String {
+    let Some(width) = width else {
+        return text.to_string();
+    };
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let table = line.starts_with(['┌', '│', '╞', '├', '└', '|']);
+        if table || line.chars().count() <= usize::from(width) {
+            out.push_str(line);
+        } else {
+            let indent = if line.starts_with("  ") { "    " } else { "  " };
+            let opts = textwrap::Options::new(usize::from(width))
+                .subsequent_indent(indent)
+                .word_separator(textwrap::WordSeparator::Custom(prose_words))
+                .word_splitter(textwrap::WordSplitter::NoHyphenation);
+            out.push_str(&textwrap::fill(line, opts));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Units never parted from the figure before them at a line break
+/// (`2.4 MiB`, `21:48:50 UTC`).
+const UNITS: &[&str] = &["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "UTC"];
+
+/// Whether `next` stays on the line of `prev`: a unit after a figure, a
+/// time after a date (`2026-11-21 21:48:50`).
+fn glued(prev: &str, next: &str) -> bool {
+    if !prev.ends_with(|c: char| c.is_ascii_digit()) {
+        return false;
+    }
+    let unit = next.trim_end_matches([',', ';', ':', '.', ')']);
+    let date = prev.len() >= 10
+        && prev.as_bytes()[prev.len() - 3] == b'-'
+        && prev.as_bytes()[prev.len() - 6] == b'-';
+    let time =
+        next.len() >= 8 && next.as_bytes()[2] == b':' && next.starts_with(|c: char| c.is_ascii_digit());
+    UNITS.contains(&unit) || (date && time)
+}
+
+/// The words textwrap folds prose at: split at spaces as
+/// `WordSeparator::AsciiSpace` does, but a figure and its unit, and a
+/// date and its time, are one word.
+fn prose_words(line: &str) -> Box<dyn Iterator<Item = textwrap::core::Word<'_>> + '_> {
+    let bytes = line.as_bytes();
+    let mut words = Vec::new();
+    // Where the current word group starts, and its last word's span.
+    let mut group = 0;
+    let mut last: Option<(usize, usize)> = None;
+    let mut at = 0;
+    while at < bytes.len() {
+        let start = at;
+        while at < bytes.len() && bytes[at] != b' ' {
+            at += 1;
+        }
+        if let Some((prev_start, prev_end)) = last {
+            let one_space = start == prev_end + 1;
+            if !(one_space && glued(&line[prev_start..prev_end], &line[start..at])) {
+                words.push(textwrap::core::Word::from(&line[group..start]));
+                group = start;
+            }
+        }
+        last = Some((start, at));
+        while at < bytes.len() && bytes[at] == b' ' {
+            at += 1;
+        }
+    }
+    if group < line.len() {
+        words.push(textwrap::core::Word::from(&line[group..]));
+    }
+    Box::new(words.into_iter())
 }
 
 /// A right-aligned cell (figures).
@@ -258,6 +344,23 @@ mod fit_tests {
         let mut t = table(&piped, &header);
         row(&mut t);
         assert!(fitted(&mut t, &piped).contains("12.8 KiB |"));
+    }
+
+    /// Prose folds at spaces, never between a figure and its unit or
+    /// inside a timestamp; tables and piped text are left alone.
+    #[test]
+    fn prose_keeps_figures_and_timestamps_whole() {
+        let line = "estimated memory 2.4 MiB (+220.3 KiB), snapshot 2026-11-21 21:48:50 UTC; 12 keys\n";
+        assert_eq!(
+            wrap_prose(line, Some(28)),
+            "estimated memory 2.4 MiB\n  (+220.3 KiB), snapshot\n  2026-11-21 21:48:50 UTC;\n  12 keys\n"
+        );
+        assert_eq!(wrap_prose(line, None), line);
+        let table = format!("│ {} │\n", "x ".repeat(40));
+        assert_eq!(wrap_prose(&table, Some(28)), table);
+        // Two spaces are a real gap: the unit may go to the next line.
+        let gap = prose_words("1  MiB").map(|w| w.word).collect::<Vec<_>>();
+        assert_eq!(gap, ["1", "MiB"]);
     }
 
     /// Long key names are cut in the middle on a narrow terminal only.
