@@ -35,6 +35,7 @@ pub(crate) fn table(opts: &ReportOptions, header: &[&str]) -> Table {
 /// bars) keeps its content on one line, so a number or a name is never cut.
 const WRAPPABLE: &[&str] = &[
     "key",
+    "rule / scope",
     "examples",
     "finding",
     "scope",
@@ -53,12 +54,53 @@ const WRAPPABLE: &[&str] = &[
 /// key name or a finding's scope, cut to it, is one line.
 pub(crate) const MIN_TEXT_WIDTH: u16 = 22;
 
+/// A text column is widened for a word up to this long (the longest
+/// config directive, `zset-max-listpack-entries`, is 25); a longer word is
+/// cut where the column ends.
+const MAX_WORD: u16 = 28;
+
 /// A key name for a cell: on a narrow terminal (under 120 columns) a name
 /// longer than a text column's minimum is cut in the middle (`"user:12…:name"`),
 /// so that it neither wraps nor widens the table; elsewhere `short_key`'s
 /// form. JSON, CSV and piped tables keep the whole name.
 pub(crate) fn key_text(opts: &ReportOptions, key: &[u8]) -> String {
-    cut_middle(opts, crate::format::short_key(key), usize::from(MIN_TEXT_WIDTH))
+    unbreakable(
+        opts,
+        cut_middle(opts, crate::format::short_key(key), usize::from(MIN_TEXT_WIDTH)),
+    )
+}
+
+/// A no-break space: joins what a table cell must not part at a line break
+/// (a key name's words, a figure and its unit); [`fitted_dropping`]
+/// renders it as a plain space. Table text holds none of its own: key names
+/// are escaped to ASCII.
+const GLUE: char = '\u{a0}';
+
+/// `text` (a key name) with its spaces unbreakable on a terminal, so that a
+/// cell of prose wraps around it, not inside it.
+pub(crate) fn unbreakable(opts: &ReportOptions, text: String) -> String {
+    match opts.width {
+        Some(_) if text.contains(' ') => text.replace(' ', &GLUE.to_string()),
+        _ => text,
+    }
+}
+
+/// Prose for a cell: on a terminal a figure stays with its unit and a date
+/// with its time when the cell wraps, as [`wrap_prose`] keeps them.
+pub(crate) fn glue_figures(opts: &ReportOptions, text: &str) -> String {
+    if opts.width.is_none() {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut prev: Option<&str> = None;
+    for word in text.split(' ') {
+        if let Some(p) = prev {
+            out.push(if glued(p, word) { GLUE } else { ' ' });
+        }
+        out.push_str(word);
+        prev = Some(word);
+    }
+    out
 }
 
 /// `text` cut in the middle to `max` characters (at least 3) with an
@@ -136,7 +178,21 @@ pub(crate) fn fitted_dropping(t: &mut Table, opts: &ReportOptions, drop: &[&str]
                 // it): one line.
                 _ => MIN_TEXT_WIDTH + 2,
             };
-            ColumnConstraint::LowerBoundary(Width::Fixed(min))
+            // And room for the column's longest word (a config directive,
+            // a key name), up to a limit, so that no word is cut.
+            let longest = t
+                .column_cells_iter(i)
+                .flatten()
+                .flat_map(|c| {
+                    c.content()
+                        .split([' ', '\n'])
+                        .map(|w| w.chars().count())
+                        .collect::<Vec<_>>()
+                })
+                .max()
+                .unwrap_or(0);
+            let word = u16::try_from(longest).unwrap_or(u16::MAX).min(MAX_WORD);
+            ColumnConstraint::LowerBoundary(Width::Fixed(min.max(word + 2)))
         } else {
             ColumnConstraint::ContentWidth
         };
@@ -160,7 +216,7 @@ pub(crate) fn fitted_dropping(t: &mut Table, opts: &ReportOptions, drop: &[&str]
             text = t.to_string();
         }
     }
-    text
+    text.replace(GLUE, " ")
 }
 
 /// Lines of prose (not tables) folded at spaces to a terminal's width, the
@@ -190,8 +246,8 @@ pub(crate) fn wrap_prose(text: &str, width: Option<u16>) -> String {
 }
 
 /// Units never parted from the figure before them at a line break
-/// (`2.4 MiB`, `21:48:50 UTC`).
-const UNITS: &[&str] = &["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "UTC"];
+/// (`2.4 MiB`, `within 5 %`, `21:48:50 UTC`).
+const UNITS: &[&str] = &["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "MB", "%", "UTC"];
 
 /// Whether `next` stays on the line of `prev`: a unit after a figure, a
 /// time after a date (`2026-11-21 21:48:50`).
@@ -361,6 +417,45 @@ mod fit_tests {
         // Two spaces are a real gap: the unit may go to the next line.
         let gap = prose_words("1  MiB").map(|w| w.word).collect::<Vec<_>>();
         assert_eq!(gap, ["1", "MiB"]);
+    }
+
+    /// A cell of prose wraps between words: a config directive, a figure
+    /// with its unit and a key name with spaces stay whole on one line.
+    #[test]
+    fn cells_wrap_between_words_never_inside() {
+        let narrow = ReportOptions {
+            width: Some(56),
+            ..ReportOptions::default()
+        };
+        let mut t = table(&narrow, &["rule", "finding", "memory"]);
+        let finding = format!(
+            "{}; e.g. {}",
+            glue_figures(
+                &narrow,
+                "hash of 65 B > hash-max-listpack-value 64, holding 97.0 KiB"
+            ),
+            key_text(&narrow, b"key with spaces")
+        );
+        t.add_row(vec![
+            Cell::new("encoding-miss"),
+            Cell::new(finding),
+            right("1.0 KiB"),
+        ]);
+        let text = fitted(&mut t, &narrow);
+        assert!(!text.contains('\u{a0}'), "{text}");
+        assert!(text.lines().all(|l| l.chars().count() <= 56), "{text}");
+        assert!(text.lines().count() > 6, "the finding wraps: {text}");
+        for whole in [
+            "hash-max-listpack-value",
+            "97.0 KiB",
+            "65 B",
+            "\"key with spaces\"",
+        ] {
+            assert!(text.lines().any(|l| l.contains(whole)), "{whole} cut: {text}");
+        }
+        // Piped, nothing is glued.
+        assert_eq!(glue_figures(&ReportOptions::default(), "1 B"), "1 B");
+        assert_eq!(key_text(&ReportOptions::default(), b"a b"), "\"a b\"");
     }
 
     /// Long key names are cut in the middle on a narrow terminal only.

@@ -9,7 +9,7 @@ use comfy_table::Cell;
 use rdblens_analysis::rules::RuleId;
 use rdblens_audit::{Audit, Finding, Scope};
 
-use crate::cells::{cut_middle, heading, right, table, MIN_TEXT_WIDTH};
+use crate::cells::{cut_middle, glue_figures, heading, key_text, right, table, unbreakable, MIN_TEXT_WIDTH};
 use crate::format::{duration, human_bytes, percent, short_key, thousands, utc};
 use crate::options::ReportOptions;
 
@@ -22,10 +22,12 @@ const EXAMPLES: usize = 3;
 fn scope_text(s: &Scope, opts: &ReportOptions) -> String {
     let within = |prefix: String, name: String| {
         let room = usize::from(MIN_TEXT_WIDTH).saturating_sub(prefix.chars().count());
-        format!("{prefix}{}", cut_middle(opts, name, room))
+        format!("{prefix}{}", unbreakable(opts, cut_middle(opts, name, room)))
     };
     match s {
         Scope::Key { db, key } => within(format!("db{db} "), short_key(key.as_bytes())),
+        // Keys without the separator: the marker says it all, and whole.
+        Scope::Namespace { namespace } if narrow(opts) && namespace == "(no namespace)" => namespace.clone(),
         Scope::Namespace { namespace } => within("namespace ".into(), namespace.clone()),
         Scope::Window { start_ms, end_ms } => {
             format!(
@@ -43,17 +45,23 @@ fn scope_text(s: &Scope, opts: &ReportOptions) -> String {
     }
 }
 
-fn finding_text(f: &Finding) -> String {
-    let mut t = f.message.clone();
+/// A terminal under 120 columns: key names are cut (as `key_text` cuts
+/// them) and each finding's rule and scope share a column.
+fn narrow(opts: &ReportOptions) -> bool {
+    opts.width.is_some_and(|w| w < 120)
+}
+
+fn finding_text(f: &Finding, opts: &ReportOptions) -> String {
+    let mut t = glue_figures(opts, &f.message);
     if let Some(c) = &f.config {
-        let _ = write!(t, "; config: {c}");
+        let _ = write!(t, "; config: {}", glue_figures(opts, c));
     }
     if !f.examples.is_empty() {
         let shown: Vec<String> = f
             .examples
             .iter()
             .take(EXAMPLES)
-            .map(|k| short_key(k.key.as_bytes()))
+            .map(|k| key_text(opts, k.key.as_bytes()))
             .collect();
         let more = f.keys.saturating_sub(shown.len() as u64);
         let _ = write!(t, "; e.g. {}", shown.join(" "));
@@ -83,10 +91,23 @@ pub(crate) fn render(out: &mut String, a: &Audit, opts: &ReportOptions) {
     if a.findings.is_empty() {
         let _ = writeln!(out, "no findings");
     } else {
-        let mut t = table(
-            opts,
-            &["severity", "rule", "scope", "finding", "memory", "savings"],
-        );
+        // On a narrow terminal the rule and the scope share a column, one
+        // line each: beside them, the finding has room for its longest
+        // words (config directives) whole.
+        let stacked = narrow(opts);
+        let header: &[&str] = if stacked {
+            &["severity", "rule / scope", "finding", "memory", "savings"]
+        } else {
+            &["severity", "rule", "scope", "finding", "memory", "savings"]
+        };
+        let mut t = table(opts, header);
+        let where_cells = |rule: RuleId, scope: String| {
+            if stacked {
+                vec![Cell::new(format!("{}\n{scope}", rule.name()))]
+            } else {
+                vec![Cell::new(rule.name()), Cell::new(scope)]
+            }
+        };
         // Grouped by rule, the rule of the most severe finding first; each
         // rule's first `--top` findings, then one row for the rest (a dump
         // can have tens of thousands of warnings: the JSON lists them all).
@@ -100,14 +121,14 @@ pub(crate) fn render(out: &mut String, a: &Audit, opts: &ReportOptions) {
             let findings: Vec<&Finding> = a.findings.iter().filter(|f| f.rule == rule).collect();
             let shown = &findings[..findings.len().min(opts.top.max(1))];
             for f in shown {
-                t.add_row(vec![
-                    Cell::new(f.severity.name()),
-                    Cell::new(f.rule.name()),
-                    Cell::new(scope_text(&f.scope, opts)),
-                    Cell::new(finding_text(f)),
+                let mut row = vec![Cell::new(f.severity.name())];
+                row.extend(where_cells(f.rule, scope_text(&f.scope, opts)));
+                row.extend([
+                    Cell::new(finding_text(f, opts)),
                     right(human_bytes(f.memory)),
                     right(bytes_or_dash(f.savings)),
                 ]);
+                t.add_row(row);
             }
             let summary = a.rules.iter().find(|r| r.rule == rule);
             let omitted = summary.map_or(0, |r| r.omitted);
@@ -117,10 +138,13 @@ pub(crate) fn render(out: &mut String, a: &Audit, opts: &ReportOptions) {
                 let shown_memory: u64 = shown.iter().map(|f| f.memory).sum();
                 let keys = summary.map_or(0, |r| r.keys).saturating_sub(shown_keys);
                 let memory = summary.map_or(0, |r| r.memory).saturating_sub(shown_memory);
-                t.add_row(vec![
-                    Cell::new(""),
-                    Cell::new(rule.name()),
-                    Cell::new(""),
+                let mut row = vec![Cell::new("")];
+                if stacked {
+                    row.push(Cell::new(rule.name()));
+                } else {
+                    row.extend(where_cells(rule, String::new()));
+                }
+                row.extend([
                     Cell::new(format!(
                         "and {} more {} ({} {})",
                         thousands(rest),
@@ -131,6 +155,7 @@ pub(crate) fn render(out: &mut String, a: &Audit, opts: &ReportOptions) {
                     right(human_bytes(memory)),
                     Cell::new(""),
                 ]);
+                t.add_row(row);
             }
         }
         let _ = writeln!(out, "{}", crate::cells::fitted(&mut t, opts));
@@ -266,34 +291,37 @@ mod tests {
     }
 
     /// At 80 columns a long key name in a scope is cut in the middle, the
-    /// scope on one line of its cell; piped, the name is whole.
+    /// scope one line under the rule in their shared column; piped, the
+    /// name is whole in a column of its own.
     #[test]
     fn a_long_key_scope_is_one_cut_line_at_80_columns() {
         let text = rendered(Some(80));
         assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
-        let row = text
-            .lines()
-            .find(|l| l.contains("big-string"))
-            .expect("the finding's row"); // ok: unit test
-        let cells: Vec<&str> = row.split(['│', '┆']).map(str::trim).collect();
-        assert_eq!(cells[3], "db0 \"session…e:avatar\"", "{text}");
-        assert_eq!(cells[3].chars().count(), usize::from(MIN_TEXT_WIDTH));
-        // The row's other lines (the finding folded) leave the scope empty.
-        let scope_col = row.find("db0").expect("the scope"); // ok: unit test
-        let below: Vec<&str> = text
+        let cells =
+            |l: &str| -> Vec<String> { l.split(['│', '┆']).map(|c| c.trim().to_string()).collect() };
+        let header = text.lines().find(|l| l.contains("severity")).unwrap_or_default();
+        assert_eq!(
+            cells(header),
+            ["", "severity", "rule / scope", "finding", "memory", "savings", ""],
+            "{text}"
+        );
+        let row: Vec<&str> = text
             .lines()
             .skip_while(|l| !l.contains("big-string"))
-            .skip(1)
             .take_while(|l| l.starts_with('│'))
             .collect();
-        assert!(!below.is_empty(), "the finding folds: {text}");
-        for l in below {
-            assert!(l[scope_col..].trim_start().starts_with('┆'), "{l}");
-        }
+        assert_eq!(cells(row[0])[2], "big-string", "{text}");
+        assert_eq!(cells(row[1])[2], "db0 \"session…e:avatar\"", "{text}");
+        assert_eq!(cells(row[1])[2].chars().count(), usize::from(MIN_TEXT_WIDTH));
+        // The finding folds onto further lines, the scope does not.
+        assert_eq!(row.len(), 3, "{text}");
+        assert_eq!(cells(row[2])[2], "", "{text}");
 
         let piped = rendered(None);
         assert!(
-            piped.contains("| db0 \"session:0000d1a8d0c7b848e10081de3091854b:profile:avatar\" |"),
+            piped.contains(
+                "| warn     | big-string | db0 \"session:0000d1a8d0c7b848e10081de3091854b:profile:avatar\" |"
+            ),
             "{piped}"
         );
     }
