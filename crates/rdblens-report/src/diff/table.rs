@@ -8,11 +8,10 @@ use rdblens_analysis::acc::top::Metric;
 use rdblens_analysis::Summary;
 
 use super::model::{build, GroupDiff, SideJson};
-use crate::cells::{
-    cut_middle, fitted_dropping, heading, key_text, right, table, wrap_prose, MIN_TEXT_WIDTH,
-};
+use crate::cells::{cut_middle, fitted_dropping, heading, key_text, right, table, MIN_TEXT_WIDTH};
 use crate::format::{duration, human_bytes, short_key, thousands, utc};
 use crate::options::ReportOptions;
+use crate::words::wrap_prose;
 
 /// `+1.5 KiB`, `-512 B`, `0 B`.
 pub fn signed_bytes(d: i64) -> String {

@@ -9,9 +9,10 @@ use comfy_table::Cell;
 use rdblens_analysis::rules::RuleId;
 use rdblens_audit::{Audit, Finding, Scope};
 
-use crate::cells::{cut_middle, glue_figures, heading, key_text, right, table, unbreakable, MIN_TEXT_WIDTH};
+use crate::cells::{cut_middle, heading, key_text, right, table, MIN_TEXT_WIDTH};
 use crate::format::{duration, human_bytes, percent, short_key, thousands, utc};
 use crate::options::ReportOptions;
+use crate::words::{glue_figures, unbreakable};
 
 /// Example keys shown per grouped finding.
 const EXAMPLES: usize = 3;

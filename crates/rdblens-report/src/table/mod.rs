@@ -140,5 +140,5 @@ pub fn render(r: &ReportJson<'_>) -> String {
         out.push('\n');
         out.push_str(&rdblens_advice::text::render(plans));
     }
-    crate::cells::wrap_prose(&out, r.options.width)
+    crate::words::wrap_prose(&out, r.options.width)
 }
