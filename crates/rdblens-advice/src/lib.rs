@@ -19,6 +19,7 @@
 //! ```
 
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 mod keys;
 mod migrate;
@@ -51,6 +52,7 @@ pub enum Scheme {
 }
 
 impl Scheme {
+    /// Kebab-case name, as in JSON output: `hash-buckets`, `list-ranges`, ...
     pub fn name(self) -> &'static str {
         match self {
             Scheme::HashBuckets => "hash-buckets",
@@ -68,6 +70,7 @@ pub struct BucketLimit {
     /// The config directive (`hash-max-listpack-entries`), or the design
     /// rule (`big-collection.warn`) when no compact encoding is possible.
     pub name: String,
+    /// The limit's value in its own unit (elements; bytes for `big-string.warn`).
     pub value: u64,
 }
 
@@ -76,20 +79,26 @@ pub struct BucketLimit {
 pub struct Plan {
     /// `key` or `namespace`.
     pub kind: &'static str,
+    /// Database of the key; `None` for a namespace plan.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub db: Option<u64>,
+    /// The key to split; `None` for a namespace plan.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub key: Option<KeyName>,
     /// The key's namespace (first segment), or the namespace planned.
     pub namespace: String,
     /// The findings this plan answers.
     pub rules: Vec<RuleId>,
+    /// The worst severity among those findings.
     pub severity: Severity,
+    /// The value's type (`hash`, `list`, ...; `string` for a namespace plan).
     #[serde(rename = "type")]
     pub type_name: String,
+    /// The key's encoding now (`string` for a namespace plan).
     pub encoding_before: String,
+    /// How the split is done.
     pub scheme: Scheme,
-    /// N.
+    /// N: how many keys the value or namespace is split into.
     pub buckets: u64,
     /// Names of the new keys: `<0..N-1>` stands for the bucket number.
     pub key_pattern: String,
@@ -97,47 +106,63 @@ pub struct Plan {
     pub bucket_by: String,
     /// The variant that keeps every bucket in one cluster slot.
     pub hash_tag_pattern: String,
+    /// One sentence: what the hash-tag variant costs and what it buys.
     pub hash_tag_cost: String,
-    /// Elements (string: bytes) now, per bucket on average, and in the
-    /// fullest bucket to expect (mean plus 3 standard deviations).
+    /// Elements now (string: bytes; namespace: keys).
     pub elements: u64,
+    /// Elements per bucket on average.
     pub per_bucket: u64,
+    /// Elements in the fullest bucket to expect (mean plus 3 standard deviations).
     pub max_per_bucket: u64,
+    /// The limit the buckets are sized to stay under.
     pub limit: BucketLimit,
     /// Growth the buckets absorb before the fullest reaches the limit
     /// (0.25 = 25% more elements).
     pub headroom: f64,
+    /// The encoding the new keys get on the target (`OBJECT ENCODING` name).
     pub encoding_after: String,
     /// Why the buckets cannot be compact, or what config they need.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
-    /// MEMORY USAGE of the key(s) now, and of the new keys (sum).
+    /// MEMORY USAGE of the key(s) now, in bytes.
     pub memory_before: u64,
+    /// MEMORY USAGE of the new keys, summed, in bytes.
     pub memory_after: u64,
     /// Keyspace overhead MEMORY USAGE leaves out (dict buckets, expires
-    /// entries), now and for the new keys.
+    /// entries) of the key(s) now, in bytes.
     pub keyspace_before: u64,
+    /// The same keyspace overhead for the new keys, in bytes.
     pub keyspace_after: u64,
     /// Memory given back: before minus after, keyspace included (negative:
     /// the split costs memory).
     pub saved: i64,
     /// `memory_after` with the hash-tag names (2 bytes longer).
     pub hash_tag_memory_after: u64,
+    /// What the split does to command latency, in words.
     pub latency: String,
+    /// Migration steps that do not block the server, in order.
     pub migration: Vec<String>,
+    /// The server the memory is estimated for (e.g. `redis-7.2.4`).
     pub target: String,
 }
 
 /// Plans of one namespace, summed.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Totals {
+    /// The namespace; `None` for the total over every plan.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
+    /// Plans summed.
     pub plans: u64,
+    /// Sum of the plans' `memory_before`, in bytes.
     pub memory_before: u64,
+    /// Sum of the plans' `memory_after`, in bytes.
     pub memory_after: u64,
+    /// Sum of the plans' `keyspace_before`, in bytes.
     pub keyspace_before: u64,
+    /// Sum of the plans' `keyspace_after`, in bytes.
     pub keyspace_after: u64,
+    /// Sum of the plans' `saved`, in bytes (negative: the splits cost memory).
     pub saved: i64,
 }
 
@@ -161,6 +186,7 @@ pub struct Plans {
     pub plans: Vec<Plan>,
     /// Most memory saved first.
     pub namespaces: Vec<Totals>,
+    /// Every plan summed.
     pub total: Totals,
 }
 

@@ -24,6 +24,7 @@
 pub mod acc;
 mod allocator;
 mod check;
+mod error;
 mod facts;
 mod filter;
 mod keyname;
@@ -42,6 +43,7 @@ mod summary_file;
 mod walker;
 
 pub use check::{CheckError, MAX_COUNT};
+pub use error::AnalysisError;
 pub use facts::{key_facts, KeyFacts};
 pub use filter::{glob_match, KeyFilter, SizeBy, SizeRange, TtlFilter};
 pub use keyname::KeyName;
@@ -55,7 +57,7 @@ pub use pipeline::{analyze_bytes, analyze_file, profile_for};
 pub use settings::{join_differences, Difference, Setting, Settings, Shaping};
 pub use shard::ShardStats;
 pub use summary::{
-    AccuracyInfo, AllocatorInfo, Compression, Damage, FileInfo, KeyStats, MergeError, Summary, DAMAGE_KEPT,
-    SUMMARY_VERSION,
+    AccuracyInfo, AllocatorInfo, Checksum, ChecksumMismatch, Compression, Damage, FileInfo, KeyStats,
+    MergeError, Summary, DAMAGE_KEPT, SUMMARY_VERSION,
 };
 pub use summary_file::{Merger, SummaryError, SummaryFile, FORMAT, MAX_SUMMARY_BYTES};

@@ -19,15 +19,13 @@ use std::sync::mpsc::sync_channel;
 
 use rayon::iter::{IntoParallelRefIterator, ParallelIterator};
 use rdblens_memory::allocator::Choice;
-use rdblens_parser::{Error, RdbFile, Scratch};
+use rdblens_parser::{RdbFile, Scratch};
 
 use crate::allocator::Sums;
-
+use crate::error::{guarded, panicked, AnalysisError};
 use crate::facts::KeyFacts;
 use crate::options::Options;
-use crate::pipeline::{
-    batch_facts, batch_start, file_info, prepare, walk, walker_panicked, AllocatorPass, Batch,
-};
+use crate::pipeline::{batch_facts, batch_start, file_info, prepare, walk, AllocatorPass, Batch};
 use crate::release::Releaser;
 use crate::settings::Settings;
 use crate::summary::{AllocatorInfo, Damage, FileInfo};
@@ -79,7 +77,7 @@ pub fn map_keys_in_order<T, M, S>(
     opts: &Options,
     map: M,
     sink: S,
-) -> Result<FileInfo, Error>
+) -> Result<FileInfo, AnalysisError>
 where
     T: Send,
     M: Fn(&KeyFacts<'_>, &Settings) -> T + Sync,
@@ -103,7 +101,7 @@ pub fn map_keys_in_order_rewindable<T, M, S>(
     again: Option<Again>,
     map: M,
     sink: S,
-) -> Result<InOrder, Error>
+) -> Result<InOrder, AnalysisError>
 where
     T: Send,
     M: Fn(&KeyFacts<'_>, &Settings) -> T + Sync,
@@ -120,7 +118,7 @@ pub fn map_file_keys_in_order<T, M, S>(
     opts: &Options,
     map: M,
     sink: S,
-) -> Result<FileInfo, Error>
+) -> Result<FileInfo, AnalysisError>
 where
     T: Send,
     M: Fn(&KeyFacts<'_>, &Settings) -> T + Sync,
@@ -141,7 +139,7 @@ pub fn map_file_keys_in_order_rewindable<T, M, S>(
     again: Option<Again>,
     map: M,
     sink: S,
-) -> Result<InOrder, Error>
+) -> Result<InOrder, AnalysisError>
 where
     T: Send,
     M: Fn(&KeyFacts<'_>, &Settings) -> T + Sync,
@@ -160,7 +158,7 @@ fn rewindable<T, M, S>(
     again: Option<Again>,
     map: M,
     sink: S,
-) -> Result<InOrder, Error>
+) -> Result<InOrder, AnalysisError>
 where
     T: Send,
     M: Fn(&KeyFacts<'_>, &Settings) -> T + Sync,
@@ -190,6 +188,8 @@ enum Verdict {
 /// One decoded batch: its records and the evidence over its keys.
 type Decoded<T> = (Vec<KeyItem<T>>, Sums);
 
+/// The ordered walk; a panic in any of its threads (a bug) comes back as
+/// [`AnalysisError::Internal`].
 fn map_in_order<T, M, S>(
     data: &[u8],
     path: &str,
@@ -197,8 +197,25 @@ fn map_in_order<T, M, S>(
     releaser: Option<&Releaser<'_>>,
     pass: AllocatorPass,
     map: M,
+    sink: S,
+) -> Result<(FileInfo, Option<Verdict>), AnalysisError>
+where
+    T: Send,
+    M: Fn(&KeyFacts<'_>, &Settings) -> T + Sync,
+    S: FnMut(KeyItem<T>) -> bool,
+{
+    guarded(|| map_in_order_unguarded(data, path, opts, releaser, pass, map, sink))
+}
+
+fn map_in_order_unguarded<T, M, S>(
+    data: &[u8],
+    path: &str,
+    opts: &Options,
+    releaser: Option<&Releaser<'_>>,
+    pass: AllocatorPass,
+    map: M,
     mut sink: S,
-) -> Result<(FileInfo, Option<Verdict>), Error>
+) -> Result<(FileInfo, Option<Verdict>), AnalysisError>
 where
     T: Send,
     M: Fn(&KeyFacts<'_>, &Settings) -> T + Sync,
@@ -280,8 +297,8 @@ where
                 }
             }
         }
-        walker.join().unwrap_or_else(|_| walker_panicked())
-    });
+        walker.join().map_err(|payload| panicked(payload.as_ref()))
+    })?;
     // A consumer that stopped keeps nothing: the guess stands.
     let verdict = deferred.filter(|_| !stopped).map(|d| {
         let choice = evidence.decide(&p.profile, d.used_mem);

@@ -15,12 +15,15 @@ use rdblens_memory::{Accuracy, Estimator, Profile};
 use rdblens_parser::{Entry, Error, Rdb, RdbFile, RdbString, Record, Scratch};
 
 use crate::allocator::{Deferred, Sums};
+use crate::error::{guarded, AnalysisError};
 use crate::facts::{key_facts, key_facts_pair, KeyFacts};
 use crate::filter::KeyFilter;
 use crate::options::Options;
 use crate::release::{BatchDone, Releaser};
 use crate::settings::Settings;
-use crate::summary::{AccuracyInfo, AllocatorInfo, Damage, FileInfo, KeyStats, Summary, SUMMARY_VERSION};
+use crate::summary::{
+    AccuracyInfo, AllocatorInfo, Checksum, Damage, FileInfo, KeyStats, Summary, SUMMARY_VERSION,
+};
 use crate::walker::Walker;
 pub(crate) use crate::walker::{walk, WalkOutcome};
 
@@ -227,7 +230,7 @@ pub(crate) fn prepare<'a>(
     opts: &Options,
     releaser: Option<&Releaser<'_>>,
     pass: AllocatorPass,
-) -> Result<Prepared<'a>, Error> {
+) -> Result<Prepared<'a>, AnalysisError> {
     let rdb = if opts.skip_unknown {
         Rdb::new_allowing_newer(data)?
     } else {
@@ -249,12 +252,7 @@ pub(crate) fn prepare<'a>(
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
-        .map_err(|e| {
-            Error::new(
-                0,
-                rdblens_parser::ErrorKind::BadValue(format!("thread pool: {e}")),
-            )
-        })?;
+        .map_err(|e| AnalysisError::Internal(format!("the thread pool could not start: {e}")))?;
     let writer = Profile::from_aux(
         aux.get("redis-ver").map(String::as_str),
         aux.get("valkey-ver").map(String::as_str),
@@ -294,17 +292,6 @@ pub(crate) fn prepare<'a>(
     })
 }
 
-/// The walker's outcome when its thread panicked (a bug, reported as damage).
-pub(crate) fn walker_panicked() -> WalkOutcome {
-    WalkOutcome {
-        error: Some(Error::new(
-            0,
-            rdblens_parser::ErrorKind::BadValue("walker thread panicked".into()),
-        )),
-        ..WalkOutcome::default()
-    }
-}
-
 pub(crate) fn file_info(path: &str, p: Prepared<'_>, outcome: WalkOutcome) -> FileInfo {
     FileInfo {
         path: path.to_string(),
@@ -312,7 +299,9 @@ pub(crate) fn file_info(path: &str, p: Prepared<'_>, outcome: WalkOutcome) -> Fi
         dialect: p.rdb.dialect().to_string(),
         rdb_version: p.rdb.version(),
         aux: p.aux,
-        checksum: outcome.checksum,
+        // A walk that stopped early never reached the checksum.
+        checksum: outcome.checksum.unwrap_or(Checksum::Unknown),
+        checksum_mismatch: outcome.checksum_mismatch,
         profile: p.profile.name(),
         allocator: Some(AllocatorInfo::of(&p.allocator)),
         accuracy: Some(AccuracyInfo::of(&Accuracy::of(&p.profile))),
@@ -322,7 +311,7 @@ pub(crate) fn file_info(path: &str, p: Prepared<'_>, outcome: WalkOutcome) -> Fi
         incomplete: outcome.error.as_ref().map(damage),
         warnings: newer_version_warning(&p.rdb)
             .into_iter()
-            .chain(outcome.warnings)
+            .chain(outcome.checksum_mismatch.map(|m| m.to_string()))
             .collect(),
         shard: None,
     }
@@ -342,17 +331,17 @@ fn newer_version_warning(rdb: &Rdb<'_>) -> Option<String> {
 }
 
 /// Analyses one file held in `data` (usually a memory map).
-pub fn analyze_bytes(data: &[u8], path: &str, opts: &Options) -> Result<Summary, Error> {
-    analyze(data, path, opts, None)
+pub fn analyze_bytes(data: &[u8], path: &str, opts: &Options) -> Result<Summary, AnalysisError> {
+    guarded(|| analyze(data, path, opts, None))
 }
 
 /// Analyses a mapped file, giving its pages back to the system as soon as
 /// every worker is past them, so the resident set stays small on dumps
 /// larger than RAM.
-pub fn analyze_file(file: &RdbFile, path: &str, opts: &Options) -> Result<Summary, Error> {
+pub fn analyze_file(file: &RdbFile, path: &str, opts: &Options) -> Result<Summary, AnalysisError> {
     let release = |start: usize, end: usize| file.release(start, end);
     let releaser = Releaser::new(&release);
-    analyze(file.bytes(), path, opts, Some(&releaser))
+    guarded(|| analyze(file.bytes(), path, opts, Some(&releaser)))
 }
 
 fn analyze(
@@ -360,7 +349,7 @@ fn analyze(
     path: &str,
     opts: &Options,
     releaser: Option<&Releaser<'_>>,
-) -> Result<Summary, Error> {
+) -> Result<Summary, AnalysisError> {
     let mut p = prepare(data, opts, releaser, AllocatorPass::InMainPass)?;
     let (mut stats, mut outcome, evidence) = main_pass(&p, opts, releaser);
     if let Some(d) = p.deferred.take() {

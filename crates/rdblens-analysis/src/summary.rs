@@ -289,6 +289,64 @@ impl AccuracyInfo {
     }
 }
 
+/// Whether a file's bytes hash to the CRC-64 it ends with. Written to
+/// summaries and reports as the lowercase name (`"valid"`...).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Checksum {
+    /// The stored checksum matches the file's bytes.
+    Valid,
+    /// The stored checksum does not match: the file is damaged.
+    Mismatch,
+    /// Written with `rdbchecksum no` (the stored checksum is zero).
+    Disabled,
+    /// RDB versions before 5 store none.
+    Absent,
+    /// The walk stopped before the end of the file.
+    Unknown,
+}
+
+impl Checksum {
+    /// The name written to summaries and reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Checksum::Valid => "valid",
+            Checksum::Mismatch => "mismatch",
+            Checksum::Disabled => "disabled",
+            Checksum::Absent => "absent",
+            Checksum::Unknown => "unknown",
+        }
+    }
+}
+
+impl std::fmt::Display for Checksum {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The two checksums of a damaged file, and where the stored one is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChecksumMismatch {
+    /// The CRC-64 the file ends with.
+    pub stored: u64,
+    /// The CRC-64 of the file's bytes before it.
+    pub computed: u64,
+    /// The offset of the EOF opcode the stored checksum follows.
+    pub eof_offset: u64,
+}
+
+impl std::fmt::Display for ChecksumMismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "checksum mismatch: the file stores 0x{:016x} (after the EOF byte at offset {}), its bytes \
+             hash to 0x{:016x}: the file is damaged and some figures may be wrong",
+            self.stored, self.eof_offset, self.computed
+        )
+    }
+}
+
 /// What a file is, besides its keys.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileInfo {
@@ -297,8 +355,12 @@ pub struct FileInfo {
     pub dialect: String,
     pub rdb_version: u32,
     pub aux: BTreeMap<String, String>,
-    /// `valid`, `mismatch`, `disabled`, `absent`, or `unknown` when the walk stopped early.
-    pub checksum: String,
+    /// Whether the file's bytes hash to the checksum it ends with.
+    pub checksum: Checksum,
+    /// The two checksums and where the stored one is, when they differ
+    /// (absent in summaries written before rdblens recorded them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checksum_mismatch: Option<ChecksumMismatch>,
     /// The server profile memory and encodings were estimated for.
     pub profile: String,
     /// The allocator build the estimates assume, and why (absent in
@@ -323,6 +385,16 @@ pub struct FileInfo {
 }
 
 impl FileInfo {
+    /// What is wrong with the file's checksum, one sentence naming both
+    /// checksums and the offset (summaries written before they were
+    /// recorded say less); `None` unless it is a mismatch.
+    pub fn checksum_problem(&self) -> Option<String> {
+        (self.checksum == Checksum::Mismatch).then(|| match &self.checksum_mismatch {
+            Some(m) => m.to_string(),
+            None => "checksum mismatch: the file is damaged (`rdblens check` shows the values)".into(),
+        })
+    }
+
     /// With the per-shard figures of `keys`, this file's statistics.
     pub fn with_shard(mut self, keys: &KeyStats) -> Self {
         self.shard = Some(ShardStats::of(keys));

@@ -13,6 +13,7 @@ use crate::filter::KeyFilter;
 use crate::options::Progress;
 use crate::pipeline::Batch;
 use crate::release::Releaser;
+use crate::summary::{Checksum, ChecksumMismatch};
 
 /// Bytes of values per batch: big values travel in small batches.
 const BATCH_BYTES: usize = 4 << 20;
@@ -26,9 +27,8 @@ pub(crate) struct WalkOutcome {
     pub keys: u64,
     pub functions: u64,
     pub module_aux: u64,
-    pub checksum: String,
-    /// Problems that did not stop the walk (a checksum mismatch).
-    pub warnings: Vec<String>,
+    pub checksum: Option<Checksum>,
+    pub checksum_mismatch: Option<ChecksumMismatch>,
     pub error: Option<Error>,
 }
 
@@ -125,10 +125,7 @@ impl<'a, 'w> Walker<'a, 'w> {
             progress,
             releaser,
             next_report: PROGRESS_STEP,
-            out: WalkOutcome {
-                checksum: "unknown".into(),
-                ..WalkOutcome::default()
-            },
+            out: WalkOutcome::default(),
             done: false,
         }
     }
@@ -206,20 +203,18 @@ impl<'a, 'w> Walker<'a, 'w> {
                 let (rdb, crc) = (self.rdb, &mut self.crc);
                 let status = rdb.checksum_status_with(eof, || crc.finish_at(rdb.checksum_end(eof)));
                 if let ChecksumStatus::Mismatch { stored, computed } = status {
-                    out.warnings.push(format!(
-                        "checksum mismatch: the file stores 0x{stored:016x} (after the EOF \
-                         byte at offset {}), its bytes hash to 0x{computed:016x}: the file is \
-                         damaged and some figures may be wrong",
-                        eof.offset
-                    ));
+                    out.checksum_mismatch = Some(ChecksumMismatch {
+                        stored,
+                        computed,
+                        eof_offset: eof.offset,
+                    });
                 }
-                out.checksum = match status {
-                    ChecksumStatus::Valid(_) => "valid",
-                    ChecksumStatus::Mismatch { .. } => "mismatch",
-                    ChecksumStatus::Disabled => "disabled",
-                    ChecksumStatus::Absent => "absent",
-                }
-                .into();
+                out.checksum = Some(match status {
+                    ChecksumStatus::Valid(_) => Checksum::Valid,
+                    ChecksumStatus::Mismatch { .. } => Checksum::Mismatch,
+                    ChecksumStatus::Disabled => Checksum::Disabled,
+                    ChecksumStatus::Absent => Checksum::Absent,
+                });
             }
             Ok(_) => {}
             Err(e) => {

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use rdblens_analysis::{analyze_bytes, Damage, Options, Summary};
+use rdblens_analysis::{analyze_bytes, AnalysisError, Damage, Options, Summary};
 use rdblens_parser::{Entry, Rdb};
 
 /// Records the largest single allocation request.
@@ -59,7 +59,7 @@ fn fixture(rel: &str) -> Vec<u8> {
     std::fs::read(path).unwrap()
 }
 
-fn analyze(data: &[u8]) -> Result<Summary, rdblens_parser::Error> {
+fn analyze(data: &[u8]) -> Result<Summary, AnalysisError> {
     let opts = Options {
         threads: 1,
         ..Options::default()
@@ -107,7 +107,12 @@ fn check(ctx: &str, data: &[u8], failures: &mut Vec<String>) -> Option<Summary> 
             failures.push(format!("{ctx}: panic"));
             None
         }
-        Ok(Err(e)) => {
+        // A panic inside the analysis comes back as an internal error.
+        Ok(Err(e @ AnalysisError::Internal(_))) => {
+            failures.push(format!("{ctx}: {e}"));
+            None
+        }
+        Ok(Err(AnalysisError::Input(e))) => {
             // Only the header can fail the whole analysis.
             if e.offset() != 0 {
                 failures.push(format!("{ctx}: the analysis failed past the header: {e}"));
@@ -159,7 +164,7 @@ fn truncations(name: &str, data: &[u8], max: usize, random: usize, failures: &mu
             failures.push(format!("{ctx}: not marked incomplete"));
             continue;
         };
-        if d.offset > cut as u64 || f.checksum != "unknown" {
+        if d.offset > cut as u64 || f.checksum.as_str() != "unknown" {
             failures.push(format!(
                 "{ctx}: stopped at {} with checksum {}",
                 d.offset, f.checksum

@@ -110,7 +110,7 @@ fn summary_totals_match_the_meta() {
         let s = analyze(&path, 2, 64);
         let m = meta(&path);
         let f = &s.files[0];
-        assert_eq!(f.checksum, "valid");
+        assert_eq!(f.checksum, rdblens_analysis::Checksum::Valid);
         assert!(f.incomplete.is_none());
         assert_eq!(
             s.keys.totals.keys,

@@ -63,7 +63,7 @@ fn file_order_for_any_thread_count_and_batch_size() {
             let (got, info) = keys_in_order(&data, &opts);
             assert_eq!(got, expected, "{name} threads={threads} batch={batch}");
             assert_eq!(info.keys, expected.len() as u64);
-            assert_eq!(info.checksum, "valid");
+            assert_eq!(info.checksum.as_str(), "valid");
             assert!(info.incomplete.is_none());
         }
     }

@@ -85,6 +85,7 @@ pub struct RulesBuilder {
 }
 
 impl RulesBuilder {
+    /// A builder with no settings: every rule at its defaults.
     pub fn new() -> Self {
         Self::default()
     }

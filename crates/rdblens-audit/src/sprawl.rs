@@ -25,6 +25,7 @@ const QUANTUM: u64 = 8;
 /// The estimate for one namespace.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SprawlEstimate {
+    /// Hashes the keys would go into (at least 1).
     pub buckets: u64,
     /// Memory of the buckets.
     pub bucketed: u64,
@@ -36,6 +37,9 @@ fn digits(n: u64) -> u64 {
     n.max(1).ilog10() as u64 + 1
 }
 
+/// The estimate for a namespace whose small string keys are tallied in `t`,
+/// its name `namespace_len` bytes long, split into hashes of `fields` fields
+/// (at least 1) each.
 pub fn estimate(t: &SprawlTally, namespace_len: u64, fields: u64) -> SprawlEstimate {
     let fields = fields.max(1);
     let buckets = t.keys.div_ceil(fields).max(1);

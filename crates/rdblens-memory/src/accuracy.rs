@@ -20,6 +20,7 @@ pub enum AccuracyLevel {
 }
 
 impl AccuracyLevel {
+    /// Lower-case name for reports: `verified`, `modelled` or `encodings-only`.
     pub fn as_str(self) -> &'static str {
         match self {
             AccuracyLevel::Verified => "verified",
@@ -34,6 +35,7 @@ impl AccuracyLevel {
 pub struct Accuracy {
     /// `redis-7.0`, `valkey-8.1`.
     pub line: String,
+    /// How far the line has been checked.
     pub level: AccuracyLevel,
     /// The fixture folders of `fixtures/rdb/` that verify this line.
     pub fixtures: &'static [&'static str],

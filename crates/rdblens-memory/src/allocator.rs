@@ -43,6 +43,7 @@ pub enum Basis {
 }
 
 impl Basis {
+    /// Lower-case name for reports: `flag`, `used-mem` or `unclear`.
     pub fn as_str(self) -> &'static str {
         match self {
             Basis::Flag => "flag",
@@ -55,7 +56,9 @@ impl Basis {
 /// The allocator the estimates assume, and why.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Choice {
+    /// jemalloc quantum assumed, in bytes: 8 (bundled) or 16 (system).
     pub quantum: u64,
+    /// What the choice rests on.
     pub basis: Basis,
     /// One sentence: "used-mem matches within 0.12 % (quantum 8 would be
     /// 2.41 % off)", or why the evidence is unclear.
@@ -63,6 +66,7 @@ pub struct Choice {
 }
 
 impl Choice {
+    /// The quantum given with `--jemalloc-quantum`.
     pub fn flag(quantum: u64) -> Choice {
         Choice {
             quantum,
@@ -71,6 +75,7 @@ impl Choice {
         }
     }
 
+    /// The default (quantum 8, bundled jemalloc) when the evidence does not decide; `reason` says why.
     pub fn unclear(reason: impl Into<String>) -> Choice {
         Choice {
             quantum: 8,
@@ -99,6 +104,7 @@ impl Choice {
     }
 }
 
+/// "system jemalloc" for quantum 16, "bundled jemalloc" for any other.
 pub fn allocator_name(quantum: u64) -> &'static str {
     if quantum == 16 {
         "system jemalloc"
@@ -112,8 +118,9 @@ pub fn allocator_name(quantum: u64) -> &'static str {
 pub struct Evidence {
     /// The dump's `used-mem`.
     pub used_mem: u64,
-    /// Predicted `used_memory` for quantum 8 and 16, baseline included.
+    /// Predicted `used_memory` in bytes for quantum 8, baseline included.
     pub predicted_q8: f64,
+    /// Predicted `used_memory` in bytes for quantum 16, baseline included.
     pub predicted_q16: f64,
     /// Bytes an unfinished rehash of the keyspace tables could add (the
     /// smaller table of each, kept while the bigger one fills).

@@ -38,6 +38,7 @@
 //! ```
 
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 mod accuracy;
 mod alloc;
@@ -142,6 +143,7 @@ pub struct Estimator<'p> {
 }
 
 impl<'p> Estimator<'p> {
+    /// An estimator for `profile`'s server, its version rules worked out once.
     pub fn new(profile: &'p Profile) -> Self {
         Estimator {
             profile,
@@ -149,6 +151,7 @@ impl<'p> Estimator<'p> {
         }
     }
 
+    /// The target the estimates are for.
     pub fn profile(&self) -> &'p Profile {
         self.profile
     }

@@ -7,13 +7,19 @@ use crate::version::{Family, ServerVersion};
 /// [`Limits::set`] also takes the older `ziplist` names, as redis.conf does.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Limits {
+    /// `hash-max-listpack-entries`: most pairs a hash keeps as a listpack.
     pub hash_max_listpack_entries: u64,
+    /// `hash-max-listpack-value`: longest field or value, in bytes, a hash keeps as a listpack.
     pub hash_max_listpack_value: u64,
+    /// `set-max-intset-entries`: most members a set of integers keeps as an intset.
     pub set_max_intset_entries: u64,
     /// 7.2+ (sets had no listpack encoding before).
     pub set_max_listpack_entries: u64,
+    /// `set-max-listpack-value`: longest member, in bytes, a set keeps as a listpack.
     pub set_max_listpack_value: u64,
+    /// `zset-max-listpack-entries`: most members a sorted set keeps as a listpack.
     pub zset_max_listpack_entries: u64,
+    /// `zset-max-listpack-value`: longest member, in bytes, a sorted set keeps as a listpack.
     pub zset_max_listpack_value: u64,
     /// Negative: node size limit (-1 = 4 KiB ... -5 = 64 KiB); positive: entries per node.
     pub list_max_listpack_size: i64,

@@ -9,12 +9,15 @@ use crate::version::{Family, ServerVersion};
 /// Everything the estimate depends on besides the value itself.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Profile {
+    /// Server family of the target: Redis or Valkey.
     pub family: Family,
+    /// Release of the target server; picks the version rules of the model.
     pub version: ServerVersion,
     /// jemalloc quantum: 8 for the bundled jemalloc of source builds, Docker
     /// images and most clouds; 16 for distro packages that link the system
     /// libjemalloc (Debian's `redis-server`). The file cannot tell them apart.
     pub quantum: u64,
+    /// Encoding limits of the target's config.
     pub limits: Limits,
     /// Cluster mode changes the per-key cost on 7.0 and 7.2 (slot metadata).
     pub cluster: bool,

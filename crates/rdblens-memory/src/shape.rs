@@ -27,26 +27,34 @@ pub struct Shape {
     /// Bytes of the listpack entries that would hold every element (hash:
     /// field and value; zset: member and score), header excluded.
     pub listpack_entries: u64,
-    /// Every member is an integer (intset candidate), and the widest width.
+    /// Every member is an integer (intset candidate); false for an empty value.
     pub all_int: bool,
+    /// Widest intset element width the integer members need, in bytes (2, 4 or 8).
     pub int_width: u64,
-    /// The target's per-member (set, zset, old lists) and per-pair (hash)
-    /// allocations, summed.
+    /// The target's per-member allocations (set, zset, old lists), summed, in bytes.
     pub member_alloc: u64,
+    /// The target's per-pair allocations (hash field and value), summed, in bytes.
     pub pair_alloc: u64,
     /// Valkey 9 skiplist nodes, expected bytes (rounded).
     pub zsl_nodes: u64,
     /// A string that loads as an `int` object.
     pub string_int: bool,
-    /// Quicklist nodes and their bytes (rounded / as requested).
+    /// Number of quicklist nodes.
     pub list_nodes: u64,
+    /// Bytes of the quicklist nodes, each rounded up to its allocation size.
     pub list_bytes_rounded: u64,
+    /// Bytes of the quicklist nodes as requested from the allocator.
     pub list_bytes_raw: u64,
-    /// Stream listpacks (raw / rounded), rax and consumer groups.
+    /// Bytes of the stream's node listpacks, as stored.
     pub stream_lp_raw: u64,
+    /// Bytes of the stream's node listpacks, each rounded up to its allocation size.
     pub stream_lp_rounded: u64,
+    /// The stream's rax of nodes as `streamRadixTreeMemoryUsage()` counts it
+    /// (Redis up to 8.0, Valkey 8.0).
     pub stream_tree_usage: u64,
+    /// The stream's rax of nodes as allocated (Redis 8.4, Valkey 8.1+).
     pub stream_tree_allocated: u64,
+    /// Bytes the consumer groups add, as the target counts them.
     pub stream_groups: u64,
 }
 

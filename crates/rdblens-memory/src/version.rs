@@ -5,11 +5,14 @@ use std::fmt;
 /// Which server line: the two diverged after 7.2.4 (Valkey forked there).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Family {
+    /// Redis, any release.
     Redis,
+    /// Valkey, from its first release (7.2.5, forked from Redis 7.2.4).
     Valkey,
 }
 
 impl Family {
+    /// Lower-case name: `redis` or `valkey`.
     pub fn as_str(self) -> &'static str {
         match self {
             Family::Redis => "redis",
@@ -21,12 +24,16 @@ impl Family {
 /// A release number, ordered numerically.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ServerVersion {
+    /// Major release number (7 in 7.2.4).
     pub major: u32,
+    /// Minor release number (2 in 7.2.4).
     pub minor: u32,
+    /// Patch number (4 in 7.2.4; 0 when not given).
     pub patch: u32,
 }
 
 impl ServerVersion {
+    /// The release `major.minor.patch`.
     pub const fn new(major: u32, minor: u32, patch: u32) -> Self {
         ServerVersion { major, minor, patch }
     }

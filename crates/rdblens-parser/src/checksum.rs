@@ -21,14 +21,17 @@ pub fn crc64(bytes: &[u8]) -> u64 {
 pub struct Crc64Digest(Digest);
 
 impl Crc64Digest {
+    /// A digest over no bytes yet.
     pub fn new() -> Self {
         Crc64Digest(Digest::new(ALGORITHM))
     }
 
+    /// Adds `bytes` to the checksum, after everything given so far.
     pub fn update(&mut self, bytes: &[u8]) {
         self.0.update(bytes);
     }
 
+    /// The CRC-64 of all the bytes given, as [`crc64`] would return it for them in one piece.
     pub fn finish(self) -> u64 {
         self.0.finalize()
     }

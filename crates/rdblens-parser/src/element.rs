@@ -4,7 +4,9 @@
 /// logical value (what a client reads) is the decimal text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Element<'b> {
+    /// A string element, as stored (not necessarily valid UTF-8).
     Bytes(&'b [u8]),
+    /// An element the encoding stores as an integer.
     Int(i64),
 }
 
@@ -18,6 +20,7 @@ impl<'b> Element<'b> {
         }
     }
 
+    /// True when the logical value is the empty string (never for an integer).
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -32,6 +35,7 @@ impl<'b> Element<'b> {
         }
     }
 
+    /// The logical bytes in a new vector (decimal text for integers).
     pub fn to_vec(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.len());
         self.write_to(&mut out);

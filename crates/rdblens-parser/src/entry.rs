@@ -19,16 +19,19 @@ pub enum ExpiryUnit {
     Milliseconds,
 }
 
+/// When a key expires, as read from its EXPIRETIME or EXPIRETIME_MS prefix.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Expiry {
     /// Absolute expiry time, unix milliseconds.
     pub unix_ms: i64,
+    /// Which opcode carried it (seconds are converted to `unix_ms`).
     pub unit: ExpiryUnit,
 }
 
 /// Redis 8.6+ per-key module metadata (KEY_META), kept raw.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KeyMeta<'a> {
+    /// Number of metadata classes attached to the key (1-7).
     pub classes: u64,
     /// The records after the count: per class a 4-byte spec and an opcode stream.
     pub bytes: &'a [u8],
@@ -37,8 +40,11 @@ pub struct KeyMeta<'a> {
 /// One key with its value, as it sits in the file.
 #[derive(Clone, Copy, Debug)]
 pub struct Entry<'a> {
+    /// Database number (from the last SELECTDB before the key; 0 if none).
     pub db: u64,
+    /// The key as stored (raw, integer-encoded or LZF-compressed).
     pub key: RdbString<'a>,
+    /// The value's on-disk type byte, decoded for the file's dialect.
     pub value_type: ValueType,
     /// The value payload, exactly as serialized (its length is the serialized size).
     pub value: &'a [u8],
@@ -48,17 +54,20 @@ pub struct Entry<'a> {
     pub value_offset: u64,
     /// Bytes of the whole record: prefixes, type byte, key and value.
     pub record_len: u64,
+    /// When the key expires; `None` for a key without a TTL.
     pub expiry: Option<Expiry>,
     /// LRU idle seconds (IDLE opcode, RDB 9+ under an LRU policy).
     pub idle_seconds: Option<u64>,
     /// LFU counter (FREQ opcode, RDB 9+ under an LFU policy).
     pub lfu_freq: Option<u8>,
+    /// Per-key module metadata (KEY_META, Redis 8.6+); `None` when the key has none.
     pub key_meta: Option<KeyMeta<'a>>,
     pub(crate) format: Format,
     pub(crate) file: &'a [u8],
 }
 
 impl<'a> Entry<'a> {
+    /// The logical type (string, list, set, ...) the value type belongs to.
     pub fn kind(&self) -> TypeKind {
         self.value_type.kind()
     }
@@ -104,6 +113,7 @@ impl<'a> Entry<'a> {
         self.stats_with(&mut Scratch::new())
     }
 
+    /// As [`Entry::stats`], reusing `scratch` for decompressed data.
     pub fn stats_with(&self, scratch: &mut Scratch) -> Result<ValueStats> {
         let mut stats = ValueStats::default();
         self.visit_with(scratch, &mut stats)?;

@@ -24,18 +24,27 @@ impl fmt::Display for Dialect {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ErrorKind {
+    /// The input ended before a read could complete.
     #[error("unexpected end of input while reading {what}: needed {needed} bytes, {available} remain")]
     Truncated {
+        /// What was being read (e.g. `"key"`, `"stream node listpack"`).
         what: &'static str,
+        /// Bytes the read needed (for a count, at least count × the smallest item).
         needed: u64,
+        /// Bytes that remained.
         available: u64,
     },
+    /// The input does not start with an RDB magic; the text says what it looks like instead.
     #[error("not an RDB file: {0}")]
     NotRdb(String),
+    /// The magic names a version this parser does not read.
     #[error("unsupported RDB version {version} in a {dialect} file (supported: {supported})")]
     UnsupportedVersion {
+        /// Server family from the magic.
         dialect: Dialect,
+        /// Version number from the magic.
         version: u32,
+        /// The supported versions, for the message ([`crate::SUPPORTED`]).
         supported: &'static str,
     },
     /// A type byte (or, from 0xF0, a record opcode) the file's version does
@@ -43,38 +52,64 @@ pub enum ErrorKind {
     /// record ends.
     #[error("{}", crate::format::describe_unknown_byte(*.byte, *.dialect, *.version))]
     UnknownType {
+        /// The byte at the start of the record.
         byte: u8,
+        /// Dialect of the file.
         dialect: Dialect,
+        /// Version of the file.
         version: u32,
     },
+    /// A known value type whose length cannot be found (type 6, pre-GA modules): the type name and why.
     #[error("unsupported value type {0}: {1}")]
     UnsupportedType(&'static str, String),
+    /// A length whose first byte is none of the valid encodings (`10xxxxxx` other than 0x80, 0x81).
     #[error("invalid length encoding byte 0x{0:02x}")]
     BadLength(u8),
+    /// An integer or LZF string encoding (`11xxxxxx`) where the format allows
+    /// only a plain length (counts, ids).
     #[error("a special string encoding (0x{0:02x}) where a plain length was expected")]
     UnexpectedSpecialEncoding(u8),
+    /// A special string encoding other than INT8/16/32 and LZF.
     #[error("invalid string encoding 0x{0:02x}")]
     BadStringEncoding(u8),
+    /// A declared length larger than `usize` on this platform.
     #[error("length {length} does not fit in memory on this platform")]
-    LengthOverflow { length: u64 },
+    LengthOverflow {
+        /// The length as declared in the file.
+        length: u64,
+    },
+    /// An LZF string that cannot be decompressed to its declared length.
     #[error("corrupt LZF data: {0}")]
     BadLzf(String),
+    /// A ziplist whose header or entries are inconsistent.
     #[error("corrupt ziplist: {0}")]
     BadZiplist(String),
+    /// A listpack whose header or elements are inconsistent.
     #[error("corrupt listpack: {0}")]
     BadListpack(String),
+    /// An intset with a bad width, size or member order.
     #[error("corrupt intset: {0}")]
     BadIntset(String),
+    /// A zipmap that is too short, lacks its end marker or has entries running past it.
     #[error("corrupt zipmap: {0}")]
     BadZipmap(String),
+    /// A stream whose node keys or node listpack contents break the stream layout.
     #[error("corrupt stream: {0}")]
     BadStream(String),
+    /// A module opcode stream (value, MODULE_AUX or KEY_META) with an unknown or misplaced opcode.
     #[error("corrupt module value: {0}")]
     BadModule(String),
+    /// Any other value or record that breaks the format (bad score, flag, tag or count).
     #[error("corrupt value: {0}")]
     BadValue(String),
+    /// The trailer CRC-64 does not match the file's bytes.
     #[error("checksum mismatch: the file stores 0x{stored:016x}, its bytes hash to 0x{computed:016x}")]
-    ChecksumMismatch { stored: u64, computed: u64 },
+    ChecksumMismatch {
+        /// The CRC-64 the file stores after EOF.
+        stored: u64,
+        /// The CRC-64 of the bytes up to and including EOF.
+        computed: u64,
+    },
 }
 
 /// An error with its byte offset in the input and, when known, the key being read.
@@ -93,9 +128,11 @@ struct Inner {
     kind: ErrorKind,
 }
 
+/// Result with the parser's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
+    /// An error at file offset `offset`, with no key yet.
     #[cold]
     pub fn new(offset: u64, kind: ErrorKind) -> Self {
         Error(Box::new(Inner {
@@ -135,6 +172,7 @@ impl Error {
         self.0.key.as_deref()
     }
 
+    /// What went wrong.
     pub fn kind(&self) -> &ErrorKind {
         &self.0.kind
     }

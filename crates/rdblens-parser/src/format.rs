@@ -3,12 +3,15 @@
 
 use crate::error::{Dialect, ErrorKind};
 
+/// The versions this parser reads, as printed in version errors and `--version`.
 pub const SUPPORTED: &str = "Redis RDB 1-14 (REDIS0001-REDIS0014), Valkey RDB 80-81 (VALKEY080, VALKEY081)";
 
 /// Dialect and version: everything the byte-level meaning depends on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Format {
+    /// Server family, from the magic.
     pub dialect: Dialect,
+    /// RDB version from the magic (Redis 1-14, Valkey 80-81; higher only when newer versions are allowed).
     pub version: u32,
 }
 
@@ -78,6 +81,7 @@ impl Format {
         Err(ErrorKind::NotRdb(describe_non_rdb(data)))
     }
 
+    /// Whether the file ends with a CRC-64 after EOF (RDB 5+).
     pub fn has_checksum(&self) -> bool {
         self.version >= 5
     }
@@ -125,17 +129,26 @@ fn describe_non_rdb(data: &[u8]) -> String {
 /// Which logical type a value type byte carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum TypeKind {
+    /// Strings (type 0).
     String,
+    /// Lists, in any encoding.
     List,
+    /// Sets, in any encoding.
     Set,
+    /// Sorted sets, in any encoding.
     ZSet,
+    /// Hashes, in any encoding, with or without field expiry.
     Hash,
+    /// Streams (layout versions 1-5).
     Stream,
+    /// Module data types (types 6 and 7).
     Module,
+    /// Redis 8.8 arrays (type 28).
     Array,
 }
 
 impl TypeKind {
+    /// Lower-case name: `string`, `list`, `set`, `zset`, `hash`, `stream`, `module` or `array`.
     pub fn name(self) -> &'static str {
         match self {
             TypeKind::String => "string",
@@ -151,10 +164,10 @@ impl TypeKind {
 }
 
 macro_rules! value_types {
-    ($($variant:ident = $byte:literal, $name:literal, $kind:ident;)*) => {
+    ($($(#[$doc:meta])* $variant:ident = $byte:literal, $name:literal, $kind:ident;)*) => {
         /// The on-disk value type, in the dialect of the file.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub enum ValueType { $($variant,)* }
+        pub enum ValueType { $($(#[$doc])* $variant,)* }
 
         impl ValueType {
             /// The type byte as written in the file.
@@ -167,6 +180,7 @@ macro_rules! value_types {
                 match self { $(ValueType::$variant => $name,)* }
             }
 
+            /// The logical type this value type stores.
             pub fn kind(self) -> TypeKind {
                 match self { $(ValueType::$variant => TypeKind::$kind,)* }
             }
@@ -175,35 +189,65 @@ macro_rules! value_types {
 }
 
 value_types! {
+    /// Strings, every version.
     String = 0, "string", String;
+    /// Linked lists of strings; written by Redis up to 3.0.
     List = 1, "list", List;
+    /// Hashtable sets; written by every version.
     Set = 2, "set", Set;
+    /// Skiplist sorted sets with scores as text; written by Redis up to 3.2.
     ZSet = 3, "zset", ZSet;
+    /// Hashtable hashes without field expiry; written by every version.
     Hash = 4, "hash", Hash;
+    /// Skiplist sorted sets with binary scores (RDB 8+); Redis 4.0+ and Valkey.
     ZSet2 = 5, "zset_2", ZSet;
+    /// Module values of the Redis 4.0 release candidates (RDB 8+); their length is not recorded.
     ModulePreGa = 6, "module", Module;
+    /// Module values (RDB 8+); Redis 4.0+ and Valkey.
     Module2 = 7, "module_2", Module;
+    /// Small hashes as a zipmap (RDB 2+); written by Redis 2.4.
     HashZipmap = 9, "hash_zipmap", Hash;
+    /// Small lists as a ziplist (RDB 2+); written by Redis 2.4-3.0.
     ListZiplist = 10, "list_ziplist", List;
+    /// Small integer sets as an intset (RDB 2+); Redis 2.4+ and Valkey.
     SetIntset = 11, "set_intset", Set;
+    /// Small sorted sets as a ziplist (RDB 2+); written by Redis 2.4-6.2.
     ZSetZiplist = 12, "zset_ziplist", ZSet;
+    /// Small hashes as a ziplist (RDB 4+); written by Redis 2.6-6.2.
     HashZiplist = 13, "hash_ziplist", Hash;
+    /// Quicklists of ziplist nodes (RDB 7+); written by Redis 3.2-6.2.
     ListQuicklist = 14, "list_quicklist", List;
+    /// Streams, layout v1 (RDB 9+); written by Redis 5.0-6.2.
     StreamListpacks = 15, "stream_listpacks", Stream;
+    /// Small hashes as a listpack (RDB 10+); Redis 7.0+ and Valkey.
     HashListpack = 16, "hash_listpack", Hash;
+    /// Small sorted sets as a listpack (RDB 10+); Redis 7.0+ and Valkey.
     ZSetListpack = 17, "zset_listpack", ZSet;
+    /// Quicklists of listpack or plain nodes (RDB 10+); Redis 7.0+ and Valkey.
     ListQuicklist2 = 18, "list_quicklist_2", List;
+    /// Streams, layout v2 (RDB 10+); written by Redis 7.0.
     StreamListpacks2 = 19, "stream_listpacks_2", Stream;
+    /// Small sets as a listpack (RDB 11+); Redis 7.2+ and Valkey.
     SetListpack = 20, "set_listpack", Set;
+    /// Streams, layout v3 (RDB 11+); written by Redis 7.2-8.4 and Valkey.
     StreamListpacks3 = 21, "stream_listpacks_3", Stream;
+    /// Hashes with field expiry, hashtable form of the Redis 7.4 release candidates (Redis RDB 12+).
     HashMetadataPreGa = 22, "hash_metadata_pre_ga", Hash;
+    /// Hashes with field expiry, listpack form of the Redis 7.4 release candidates (Redis RDB 12+).
     HashListpackExPreGa = 23, "hash_listpack_ex_pre_ga", Hash;
+    /// Hashes with field expiry, hashtable form (Redis RDB 12+); Redis 7.4+.
     HashMetadata = 24, "hash_metadata", Hash;
+    /// Small hashes with field expiry as a listpack (Redis RDB 12+); Redis 7.4+.
     HashListpackEx = 25, "hash_listpack_ex", Hash;
+    /// Streams, layout v4 with idempotent producers (Redis RDB 13+); written by Redis 8.6.
     StreamListpacks4 = 26, "stream_listpacks_4", Stream;
+    /// Streams, layout v5 with the NACK zone (Redis RDB 14+); Redis 8.8+.
     StreamListpacks5 = 27, "stream_listpacks_5", Stream;
+    /// Sparse arrays (Redis RDB 14+); Redis 8.8+.
     Array = 28, "array", Array;
+    /// Hashes with field expiry (Valkey RDB 80+); Valkey 9.0+.
     ValkeyHash2 = 22, "hash_2", Hash;
+    /// Path hashes (Valkey RDB 81+); Valkey 9.2+.
     ValkeyPathHash = 23, "path_hash", Hash;
 }
 

@@ -30,6 +30,7 @@
 
 // The only unsafe code is the memory map (`rdb.rs`), allowed there.
 #![deny(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod blob;
 mod checksum;

@@ -34,16 +34,22 @@ impl ModuleId {
 /// One item of a module's opcode stream.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ModuleItem<'a> {
+    /// Opcode 1: a signed integer.
     SignedInt(i64),
+    /// Opcode 2: an unsigned integer.
     UnsignedInt(u64),
+    /// Opcode 3: a 4-byte float.
     Float(f32),
+    /// Opcode 4: an 8-byte double.
     Double(f64),
+    /// Opcode 5: a string.
     String(crate::RdbString<'a>),
 }
 
 /// A module value (type 7): its id and the raw opcode stream, walked lazily.
 #[derive(Clone, Copy, Debug)]
 pub struct ModuleValue<'a> {
+    /// The module data type that wrote the value.
     pub id: ModuleId,
     /// The opcode stream including its terminating EOF opcode.
     pub body: &'a [u8],
@@ -56,6 +62,7 @@ impl<'a> ModuleValue<'a> {
         self.body.len()
     }
 
+    /// True when the module saved no items (the body is only the EOF opcode).
     pub fn is_empty(&self) -> bool {
         self.body.len() <= 1
     }
@@ -81,6 +88,7 @@ impl<'a> ModuleValue<'a> {
     }
 }
 
+/// Items of a module opcode stream in order, up to its EOF opcode. After an error it yields nothing more.
 pub struct ModuleItems<'a> {
     r: Reader<'a>,
     done: bool,

@@ -26,8 +26,11 @@ pub enum ChecksumStatus {
     Disabled,
     /// RDB 1-4 carry no checksum.
     Absent,
+    /// The stored CRC-64 differs from the one computed over the bytes.
     Mismatch {
+        /// The CRC-64 the file stores after EOF.
         stored: u64,
+        /// The CRC-64 of the bytes up to and including EOF.
         computed: u64,
     },
 }
@@ -48,18 +51,22 @@ impl<'a> Rdb<'a> {
         Ok(Rdb { data, format })
     }
 
+    /// Dialect and version from the magic.
     pub fn format(&self) -> Format {
         self.format
     }
 
+    /// RDB version from the magic.
     pub fn version(&self) -> u32 {
         self.format.version
     }
 
+    /// Server family from the magic.
     pub fn dialect(&self) -> Dialect {
         self.format.dialect
     }
 
+    /// The whole input, magic included.
     pub fn data(&self) -> &'a [u8] {
         self.data
     }
@@ -153,22 +160,33 @@ impl<'a> Rdb<'a> {
 /// Per-database counts from a full walk, and the RESIZEDB hint.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DbInfo {
+    /// Database number.
     pub db: u64,
+    /// Keys walked in this database section.
     pub keys: u64,
+    /// Those of these keys that have an expiry.
     pub expires: u64,
+    /// RESIZEDB hint (keys, keys with an expiry) as the writer stated it;
+    /// `None` when the file has none for this database.
     pub resize_hint: Option<(u64, u64)>,
 }
 
 /// Everything in a file that is not a key.
 #[derive(Clone, Debug, Default)]
 pub struct Metadata<'a> {
+    /// AUX fields (name, value) in file order, e.g. `redis-ver`, `used-mem`.
     pub aux: Vec<(RdbString<'a>, RdbString<'a>)>,
+    /// One entry per database section (SELECTDB, or keys of a new database without one), in file order.
     pub databases: Vec<DbInfo>,
+    /// MODULE_AUX records in file order.
     pub module_aux: Vec<ModuleAux<'a>>,
     /// Function library sources.
     pub functions: Vec<RdbString<'a>>,
+    /// SLOT_INFO hints as (slot, keys, keys with an expiry), in file order.
     pub slot_info: Vec<(u64, u64, u64)>,
+    /// Records kept only as a count: Valkey SLOT_IMPORT and UPDATE.
     pub other_records: u64,
+    /// The EOF record; always set by [`Rdb::metadata`].
     pub eof: Option<Eof<'a>>,
 }
 
@@ -211,6 +229,7 @@ impl RdbFile {
         Ok(RdbFile { map: Some(map) })
     }
 
+    /// The mapped bytes (empty for an empty file).
     pub fn bytes(&self) -> &[u8] {
         self.map.as_deref().unwrap_or(&[])
     }
@@ -242,14 +261,17 @@ impl RdbFile {
         let _ = (start, end);
     }
 
+    /// Size of the file in bytes.
     pub fn len(&self) -> usize {
         self.bytes().len()
     }
 
+    /// True for an empty file.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
+    /// Reads the magic of the mapped file, as [`Rdb::new`].
     pub fn rdb(&self) -> Result<Rdb<'_>> {
         Rdb::new(self.bytes())
     }

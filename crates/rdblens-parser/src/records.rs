@@ -11,6 +11,7 @@ use crate::value::walk::{walk, Skip};
 /// A MODULE_AUX record (module data outside any key).
 #[derive(Clone, Copy, Debug)]
 pub struct ModuleAux<'a> {
+    /// The module data type the record belongs to.
     pub module: ModuleId,
     /// 1 = written before the keyspace, 2 = after.
     pub when: u64,
@@ -32,45 +33,67 @@ pub struct Eof<'a> {
 /// One top-level record.
 #[derive(Clone, Debug)]
 pub enum Record<'a> {
+    /// AUX (250): one metadata field of the file, e.g. `redis-ver`.
     Aux {
+        /// Field name.
         key: RdbString<'a>,
+        /// Field value.
         value: RdbString<'a>,
     },
+    /// SELECTDB (254): the keys that follow belong to database `db`.
     SelectDb {
+        /// Database number.
         db: u64,
     },
+    /// RESIZEDB (251): size hints for the current database.
     ResizeDb {
+        /// Keys in the database, as the writer stated it.
         db_size: u64,
+        /// Keys with an expiry, as the writer stated it.
         expires_size: u64,
     },
+    /// MODULE_AUX (247): module data outside any key.
     ModuleAux(ModuleAux<'a>),
     /// FUNCTION2: one library's source (`#!lua name=...` then the code).
     Function {
+        /// The library source.
         source: RdbString<'a>,
     },
     /// FUNCTION (Redis 7.0 release candidates only).
     FunctionPreGa {
+        /// Function name.
         name: RdbString<'a>,
+        /// Engine name (e.g. `LUA`).
         engine: RdbString<'a>,
+        /// Description; `None` when the function has none.
         description: Option<RdbString<'a>>,
+        /// Function body.
         code: RdbString<'a>,
     },
     /// Redis cluster slot hint.
     SlotInfo {
+        /// Cluster slot number.
         slot: u64,
+        /// Keys in the slot, as the writer stated it.
         keys: u64,
+        /// Keys with an expiry in the slot, as the writer stated it.
         expires: u64,
     },
     /// Valkey 9 unfinished slot-import job.
     SlotImport {
+        /// Name of the import job.
         job: RdbString<'a>,
+        /// Slot ranges being imported, as (start slot, end slot).
         ranges: Vec<(u64, u64)>,
     },
     /// Valkey 9.2 inline command (RESP multibulk, raw).
     Update {
+        /// The whole command, from `*` to the last CRLF.
         command: &'a [u8],
     },
+    /// A key with its value and its prefixes (expiry, LRU/LFU, KEY_META).
     Entry(Entry<'a>),
+    /// EOF (255): the last record; nothing is read after it.
     Eof(Eof<'a>),
 }
 

@@ -8,7 +8,9 @@ use crate::string::RdbString;
 /// A stream entry ID.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct StreamId {
+    /// Milliseconds part.
     pub ms: u64,
+    /// Sequence number within the millisecond.
     pub seq: u64,
 }
 
@@ -43,47 +45,68 @@ impl StreamId {
     }
 }
 
+/// An entry of a consumer group's pending entries list (PEL): delivered, not yet acknowledged.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PendingEntry {
+    /// ID of the delivered entry.
     pub id: StreamId,
+    /// Last delivery time, unix milliseconds.
     pub delivery_time_ms: i64,
+    /// Times the entry was delivered.
     pub delivery_count: u64,
 }
 
+/// A consumer of a consumer group.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Consumer<'a> {
+    /// Consumer name.
     pub name: RdbString<'a>,
+    /// Last time the consumer was seen, unix milliseconds.
     pub seen_time_ms: i64,
     /// Stream v3+.
     pub active_time_ms: Option<i64>,
+    /// IDs of the group PEL entries this consumer owns.
     pub pending: Vec<StreamId>,
 }
 
+/// A consumer group of a stream.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ConsumerGroup<'a> {
+    /// Group name.
     pub name: RdbString<'a>,
+    /// ID of the last entry delivered to the group.
     pub last_delivered: StreamId,
     /// Stream v2+; `u64::MAX` means unknown (-1).
     pub entries_read: Option<u64>,
+    /// The group's pending entries list (PEL), sorted by ID.
     pub pending: Vec<PendingEntry>,
+    /// The group's consumers.
     pub consumers: Vec<Consumer<'a>>,
     /// Stream v5: PEL entries owned by no consumer (the NACK zone).
     pub nacked: Vec<StreamId>,
 }
 
+/// One idempotent producer of a stream (IDMP) and the IDs it added.
 #[derive(Clone, Debug, PartialEq)]
 pub struct IdempotentProducer<'a> {
+    /// The producer's id.
     pub producer_id: RdbString<'a>,
+    /// Remembered (idempotency id, stream entry ID) pairs.
     pub entries: Vec<(RdbString<'a>, StreamId)>,
 }
 
 /// Stream v4+ idempotent-producer ("IDMP") state.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StreamIdmp<'a> {
+    /// Seconds an idempotency id is remembered (1-86400).
     pub duration_s: u64,
+    /// Idempotency ids remembered per producer at most (1-10000).
     pub max_entries: u64,
+    /// The producers with their remembered ids.
     pub producers: Vec<IdempotentProducer<'a>>,
+    /// Idempotency ids ever added to the stream.
     pub iids_added: u64,
+    /// XADDs whose idempotency id was already remembered (so nothing was added).
     pub iids_duplicates: u64,
 }
 
@@ -92,24 +115,32 @@ pub struct StreamIdmp<'a> {
 pub struct StreamValue<'a> {
     /// Layout version 1-5.
     pub version: u8,
+    /// Number of node listpacks.
     pub node_count: u64,
     nodes: &'a [u8],
     nodes_offset: u64,
     /// Live entries (XLEN).
     pub length: u64,
+    /// The last ID ever added (`XADD *` continues after it), even if deleted.
     pub last_id: StreamId,
     /// v2+ (for v1 it is derived from the data by the server).
     pub first_id: Option<StreamId>,
+    /// v2+: the largest ID ever deleted.
     pub max_deleted_id: Option<StreamId>,
+    /// v2+: entries ever added, deleted ones included.
     pub entries_added: Option<u64>,
+    /// Consumer groups; left empty by the boundary walk.
     pub groups: Vec<ConsumerGroup<'a>>,
+    /// v4+: idempotent-producer state.
     pub idmp: Option<StreamIdmp<'a>>,
 }
 
 /// One node of a stream: its master ID and its listpack.
 #[derive(Clone, Copy, Debug)]
 pub struct StreamNode<'a> {
+    /// ID every entry of the node is stored relative to (the node key).
     pub master_id: StreamId,
+    /// The node's listpack, undecoded.
     pub listpack: RdbString<'a>,
 }
 
@@ -265,6 +296,7 @@ fn read_idmp<'a>(r: &mut Reader<'a>, collect: bool) -> Result<StreamIdmp<'a>> {
     })
 }
 
+/// Nodes of a stream in order. After an error it yields nothing more.
 pub struct StreamNodes<'a> {
     r: Reader<'a>,
     left: u64,

@@ -15,7 +15,13 @@ pub enum RdbString<'a> {
     Int(i64),
     /// LZF-compressed; `len` is the declared uncompressed length, known
     /// without decompressing.
-    Lzf { compressed: &'a [u8], len: usize },
+    Lzf {
+        /// The compressed bytes as stored.
+        compressed: &'a [u8],
+        /// Declared uncompressed length in bytes (checked against what
+        /// `compressed` can possibly expand to).
+        len: usize,
+    },
 }
 
 impl<'a> RdbString<'a> {
@@ -28,6 +34,7 @@ impl<'a> RdbString<'a> {
         }
     }
 
+    /// True when the logical value is the empty string.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -45,6 +52,7 @@ impl<'a> RdbString<'a> {
         }
     }
 
+    /// True for an LZF-compressed string.
     pub fn is_compressed(&self) -> bool {
         matches!(self, RdbString::Lzf { .. })
     }
@@ -102,6 +110,7 @@ impl<'a> RdbString<'a> {
         }
     }
 
+    /// The logical bytes in a new vector.
     pub fn to_vec(&self) -> Result<Vec<u8>> {
         Ok(self.to_cow()?.into_owned())
     }

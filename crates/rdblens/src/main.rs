@@ -6,7 +6,7 @@
 //! Exit codes: 0 ok, 1 `report --fail-on` found design-rule findings at or
 //! above that severity, 2 bad usage (an output that is an input included),
 //! 3 unreadable, corrupt or incomplete input, 4 the output could not be
-//! written.
+//! written, 5 rdblens itself failed (a bug: never the input's fault).
 
 // The only unsafe code is the SIGBUS guard around mapped reads (`mapguard.rs`), allowed there.
 #![deny(unsafe_code)]
@@ -34,7 +34,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
-use rdblens_analysis::FileInfo;
+use rdblens_analysis::{AnalysisError, FileInfo};
 
 #[derive(Parser)]
 #[command(
@@ -107,24 +107,34 @@ const EXIT_USAGE: u8 = 2;
 const EXIT_BAD_INPUT: u8 = 3;
 /// The output could not be written (a full disk, `> /dev/full`...).
 const EXIT_WRITE: u8 = 4;
+/// rdblens itself failed (a bug, or a machine that cannot start threads):
+/// never reported as damage in the input.
+const EXIT_INTERNAL: u8 = 5;
 
 /// Prints `e` and returns its exit code: 4 for a write error, 2 for an
-/// output that is an input, `default` for anything else.
+/// output that is an input, 5 for a failure of rdblens itself, `default`
+/// for anything else.
 fn fail(e: &anyhow::Error, default: u8) -> ExitCode {
     eprintln!("rdblens: {e:#}");
-    let code = e
-        .chain()
+    ExitCode::from(exit_code(e, default))
+}
+
+/// The exit code for `e` (see [`fail`]), decided by the error types in its
+/// chain, never by its text.
+fn exit_code(e: &anyhow::Error, default: u8) -> u8 {
+    e.chain()
         .find_map(|cause| {
             if cause.is::<output::WriteError>() {
                 Some(EXIT_WRITE)
             } else if cause.is::<output::OutputIsInput>() {
                 Some(EXIT_USAGE)
+            } else if let Some(AnalysisError::Internal(_)) = cause.downcast_ref::<AnalysisError>() {
+                Some(EXIT_INTERNAL)
             } else {
                 None
             }
         })
-        .unwrap_or(default);
-    ExitCode::from(code)
+        .unwrap_or(default)
 }
 
 fn main() -> ExitCode {
@@ -227,16 +237,8 @@ fn input_problems(files: &[FileInfo]) -> bool {
             eprintln!("rdblens: {}: incomplete: {}", f.path, d.message);
             any = true;
         }
-        if f.checksum == "mismatch" {
-            // The walker's warning names both checksums and where the
-            // stored one is (summaries of older versions may lack it).
-            match f.warnings.iter().find(|w| w.starts_with("checksum mismatch:")) {
-                Some(w) => eprintln!("rdblens: {}: {w}", f.path),
-                None => eprintln!(
-                    "rdblens: {}: checksum mismatch: the file is damaged (`rdblens check` shows the values)",
-                    f.path
-                ),
-            }
+        if let Some(problem) = f.checksum_problem() {
+            eprintln!("rdblens: {}: {problem}", f.path);
             any = true;
         }
     }
@@ -324,5 +326,31 @@ fn keys_command(args: &keys::KeysArgs) -> ExitCode {
             }
         }
         Err(e) => fail(&e, EXIT_BAD_INPUT),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anyhow::Context;
+
+    #[test]
+    fn exit_codes_come_from_the_error_types_not_their_text() {
+        let internal = anyhow::Error::new(AnalysisError::Internal("a worker thread panicked: x".into()))
+            .context("dump.rdb");
+        assert_eq!(exit_code(&internal, EXIT_BAD_INPUT), EXIT_INTERNAL);
+        let bad = rdblens_parser::Rdb::new(b"NOTREDIS0011")
+            .map(|_| ())
+            .map_err(AnalysisError::from);
+        let bad = bad.context("dump.rdb").unwrap_err(); // ok: unit test
+        assert_eq!(exit_code(&bad, EXIT_BAD_INPUT), EXIT_BAD_INPUT);
+        // Text that looks like an internal error is still the default.
+        let text = anyhow::anyhow!("internal error: a worker thread panicked");
+        assert_eq!(exit_code(&text, EXIT_BAD_INPUT), EXIT_BAD_INPUT);
+        let write = anyhow::Error::new(output::WriteError {
+            target: "out.json".into(),
+            error: std::io::Error::other("disk full"),
+        });
+        assert_eq!(exit_code(&write, EXIT_BAD_INPUT), EXIT_WRITE);
     }
 }

@@ -297,8 +297,8 @@ pub fn strict_check(summary: &Summary) -> Result<()> {
         if let Some(d) = &f.incomplete {
             bail!("{}: --strict: incomplete: {}", f.path, d.message);
         }
-        if let Some(w) = f.warnings.iter().find(|w| w.starts_with("checksum mismatch")) {
-            bail!("{}: --strict: {w}", f.path);
+        if let Some(problem) = f.checksum_problem() {
+            bail!("{}: --strict: {problem}", f.path);
         }
     }
     let k = &summary.keys;

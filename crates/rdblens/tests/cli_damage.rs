@@ -150,6 +150,11 @@ fn a_checksum_mismatch_is_a_warning_line_in_the_report_and_a_failure_in_check() 
     let doc = json(&out.stdout);
     assert_eq!(doc["files"][0]["checksum"], "mismatch");
     assert_eq!(doc["files"][0]["warnings"], serde_json::json!([warning]));
+    // The same facts, typed, for programs.
+    assert_eq!(
+        doc["files"][0]["checksum_mismatch"],
+        serde_json::json!({"stored": 0xcbadfd70b6e27532u64, "computed": computed, "eof_offset": eof})
+    );
     assert_schema_valid(&doc);
     assert_eq!(out.stderr, stderr);
 
@@ -174,6 +179,7 @@ fn a_checksum_mismatch_is_a_warning_line_in_the_report_and_a_failure_in_check() 
     // A sound file's JSON has no warnings at all.
     let doc = json(&run(&["report", "--format", "json"], &root().join(ALL_TYPES)).stdout);
     assert!(doc["files"][0].get("warnings").is_none());
+    assert!(doc["files"][0].get("checksum_mismatch").is_none());
 }
 
 // ---- values that do not decode ----------------------------------------------------

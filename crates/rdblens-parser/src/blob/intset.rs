@@ -19,6 +19,8 @@ fn bad(pos: usize, msg: String) -> BlobError {
 }
 
 impl<'b> Intset<'b> {
+    /// Checks the header against the blob: element width 2, 4 or 8 and a count that fills it exactly.
+    /// The order of the members is checked while iterating.
     pub fn new(bytes: &'b [u8]) -> BlobResult<Self> {
         if bytes.len() < 8 {
             return Err(bad(
@@ -43,10 +45,12 @@ impl<'b> Intset<'b> {
         Ok(Intset { bytes, width, len })
     }
 
+    /// Number of members, from the header (checked against the blob size).
     pub fn len(&self) -> usize {
         self.len
     }
 
+    /// True when the set has no members.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -56,6 +60,7 @@ impl<'b> Intset<'b> {
         self.width
     }
 
+    /// The whole blob, header included.
     pub fn bytes(&self) -> &'b [u8] {
         self.bytes
     }
@@ -104,6 +109,7 @@ impl<'b> Intset<'b> {
     }
 }
 
+/// Members of an intset in ascending order. After an order error it yields nothing more.
 pub struct IntsetIter<'b> {
     set: Intset<'b>,
     next: usize,

@@ -41,6 +41,7 @@ impl<'b> Listpack<'b> {
         Ok(Listpack { bytes })
     }
 
+    /// The whole blob, header and end marker included.
     pub fn bytes(&self) -> &'b [u8] {
         self.bytes
     }
@@ -51,6 +52,7 @@ impl<'b> Listpack<'b> {
         (n != UNKNOWN_COUNT).then_some(n)
     }
 
+    /// The elements in order, each checked against the bytes that remain.
     pub fn iter(&self) -> ListpackIter<'b> {
         ListpackIter {
             bytes: self.bytes,

@@ -17,22 +17,30 @@ use crate::error::ErrorKind;
 /// An error inside a blob, at a position relative to the blob's first byte.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BlobError {
+    /// Offset of the fault from the blob's first byte.
     pub pos: usize,
+    /// What is wrong there.
     pub kind: ErrorKind,
 }
 
+/// Result of decoding inside a blob; the caller adds the blob's file offset and key.
 pub type BlobResult<T> = Result<T, BlobError>;
 
 /// Which embedded format a blob holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BlobKind {
+    /// Listpack (Redis 5+ streams, 7.0+ small hashes, zsets, sets and list nodes).
     Listpack,
+    /// Ziplist (Redis 2.4-6.2 small lists, hashes, zsets and quicklist v1 nodes).
     Ziplist,
+    /// Intset (small sets of integers).
     Intset,
+    /// Zipmap (Redis 2.4 small hashes).
     Zipmap,
 }
 
 impl BlobKind {
+    /// Lower-case name of the encoding, as Redis' `OBJECT ENCODING` spells it.
     pub fn name(self) -> &'static str {
         match self {
             BlobKind::Listpack => "listpack",

@@ -19,6 +19,7 @@ fn bad(pos: usize, msg: String) -> BlobError {
 }
 
 impl<'b> Ziplist<'b> {
+    /// Checks the header against the blob: total size, tail offset and end marker.
     pub fn new(bytes: &'b [u8]) -> BlobResult<Self> {
         if bytes.len() < HEADER + 1 {
             return Err(bad(
@@ -43,6 +44,7 @@ impl<'b> Ziplist<'b> {
         Ok(Ziplist { bytes })
     }
 
+    /// The whole blob, header and end marker included.
     pub fn bytes(&self) -> &'b [u8] {
         self.bytes
     }
@@ -53,6 +55,7 @@ impl<'b> Ziplist<'b> {
         (n != u16::MAX).then_some(n)
     }
 
+    /// The entries in order, each checked against the bytes that remain.
     pub fn iter(&self) -> ZiplistIter<'b> {
         ZiplistIter {
             bytes: self.bytes,

@@ -18,6 +18,7 @@ fn bad(pos: usize, msg: String) -> BlobError {
 }
 
 impl<'b> Zipmap<'b> {
+    /// Checks that the blob has a count byte and ends with the end marker.
     pub fn new(bytes: &'b [u8]) -> BlobResult<Self> {
         if bytes.len() < 2 {
             return Err(bad(
@@ -36,10 +37,12 @@ impl<'b> Zipmap<'b> {
         (self.bytes[0] < BIG_LEN).then_some(self.bytes[0])
     }
 
+    /// The whole blob, count byte and end marker included.
     pub fn bytes(&self) -> &'b [u8] {
         self.bytes
     }
 
+    /// The (field, value) pairs in order, each checked against the bytes that remain.
     pub fn iter(&self) -> ZipmapIter<'b> {
         ZipmapIter {
             bytes: self.bytes,

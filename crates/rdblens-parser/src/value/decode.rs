@@ -20,6 +20,7 @@ pub struct Scratch {
 }
 
 impl Scratch {
+    /// Empty buffers, grown on demand.
     pub fn new() -> Self {
         Self::default()
     }

@@ -17,9 +17,13 @@ use crate::string::RdbString;
 /// Which container a run of elements came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum NodeKind {
+    /// A listpack (hash, set, sorted set, quicklist-2 or stream node).
     Listpack,
+    /// A ziplist (list, hash, sorted set or quicklist v1 node).
     Ziplist,
+    /// An intset (set of integers).
     Intset,
+    /// A zipmap (Redis 2.4 hash).
     Zipmap,
     /// A quicklist-2 PLAIN node: one element stored as a bare string.
     Plain,
@@ -28,11 +32,13 @@ pub enum NodeKind {
 /// A compact blob (or quicklist node, or stream node) about to be walked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NodeInfo {
+    /// The container's encoding.
     pub kind: NodeKind,
     /// Size of the blob as it sits in memory (uncompressed).
     pub len: usize,
     /// Bytes it takes in the file (less than `len` when LZF-compressed).
     pub stored_len: usize,
+    /// True when the blob is LZF-compressed in the file.
     pub compressed: bool,
     /// Element count from the blob's own header, where it has one.
     pub header_count: Option<u64>,
@@ -59,8 +65,11 @@ pub struct BlobSummary {
 /// One element of a Redis 8.8 array.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ArrayItem<'b> {
+    /// A string item (tags 0 and 3); integer-encoded strings arrive as [`Element::Int`].
     Bytes(Element<'b>),
+    /// An 8-byte signed integer item (tag 1).
     Int(i64),
+    /// An 8-byte double item (tag 2).
     Float(f64),
 }
 

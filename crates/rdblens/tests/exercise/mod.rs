@@ -12,7 +12,7 @@
 //! - decompression produces exactly the declared length, or an error.
 #![allow(dead_code)]
 
-use rdblens_analysis::{analyze_bytes, map_keys_in_order, Damage, KeyItem, Options};
+use rdblens_analysis::{analyze_bytes, map_keys_in_order, AnalysisError, Damage, KeyItem, Options};
 use rdblens_parser::blob::{Intset, Listpack, Ziplist, Zipmap};
 use rdblens_parser::{Error, Rdb, Record, Scratch, ValueVisitor};
 use rdblens_report::ReportOptions;
@@ -286,11 +286,13 @@ pub fn analyze(data: &[u8]) {
     };
     let summary = match analyze_bytes(data, "fuzz.rdb", &opts) {
         Ok(s) => s,
-        Err(e) => {
+        Err(AnalysisError::Input(e)) => {
             check_error(&e, data.len());
             assert!(map_keys_in_order(data, "fuzz.rdb", &opts, |_, _| (), |_| true).is_err());
             return;
         }
+        // Hostile bytes are the file's fault, never rdblens's.
+        Err(e @ AnalysisError::Internal(_)) => panic!("internal error on a hostile file: {e}"),
     };
     let file = &summary.files[0];
     if let Some(d) = &file.incomplete {
