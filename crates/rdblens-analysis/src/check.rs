@@ -6,6 +6,7 @@
 
 use crate::acc::bounded::BoundedMap;
 use crate::acc::counter::Counter;
+use crate::acc::empty::EMPTY_NAMED;
 use crate::acc::hist::Histogram;
 use crate::acc::top::{KeyRecord, Metric, TopKeys};
 use crate::shard::ShardStats;
@@ -381,6 +382,33 @@ fn key_stats(c: &mut Checker, s: &Summary) -> Checked {
     c.at("slots", |c| acc::slots(c, &k.slots, totals))?;
     c.at("access", |c| acc::access(c, &k.access, totals))?;
     c.at("rules", |c| acc::rules(c, &k.rules, &s.settings, totals))?;
+    c.at("empty", |c| {
+        let e = &k.empty;
+        c.count("keys", e.keys)?;
+        c.count("serialized_bytes", e.serialized_bytes)?;
+        let named = usize::try_from(e.keys).map_or(EMPTY_NAMED, |n| n.min(EMPTY_NAMED));
+        if e.named.len() != named {
+            return Err(c.fail_at(
+                "named",
+                format!(
+                    "{} names, keys {} (the first {EMPTY_NAMED} are named)",
+                    e.named.len(),
+                    e.keys
+                ),
+            ));
+        }
+        if !e.named.windows(2).all(|w| w[0] < w[1]) {
+            return Err(c.fail_at("named", "not in database and name order, or repeated"));
+        }
+        match e
+            .named
+            .iter()
+            .find(|k| !["list", "set", "zset", "hash"].contains(&k.type_name.as_str()))
+        {
+            Some(k) => Err(c.fail_at("named", format!("type {:?} is not a collection", k.type_name))),
+            None => Ok(()),
+        }
+    })?;
     c.count("damaged_keys", k.damaged_keys)?;
     let kept = usize::try_from(k.damaged_keys).map_or(DAMAGE_KEPT, |d| d.min(DAMAGE_KEPT));
     if k.damage.len() != kept {

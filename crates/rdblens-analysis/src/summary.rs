@@ -2,6 +2,7 @@
 //! accumulator. Mergeable and serializable, so shards of a cluster can be
 //! analysed on their own hosts and merged.
 
+use crate::acc::empty::{is_dropped_on_load, EmptyCollections};
 use std::collections::BTreeMap;
 
 use rdblens_memory::Encoding;
@@ -73,6 +74,11 @@ pub struct KeyStats {
     pub access: Access,
     /// Design-rule hits, key by key.
     pub rules: RuleHits,
+    /// Lists, sets, sorted sets and hashes with no element, which a server
+    /// drops on load: counted here and in no other figure (absent from
+    /// summaries of versions before it: none there).
+    #[serde(default)]
+    pub empty: EmptyCollections,
     /// Keys whose value could not be decoded (first few, by offset).
     pub damaged_keys: u64,
     pub damage: Vec<Damage>,
@@ -113,12 +119,17 @@ impl KeyStats {
             slots: Slots::default(),
             access: Access::new(s.top),
             rules: RuleHits::new(&s.rules, s.separator, s.now_ms),
+            empty: EmptyCollections::default(),
             damaged_keys: 0,
             damage: Vec::new(),
         }
     }
 
     pub fn add(&mut self, f: &KeyFacts<'_>) {
+        if is_dropped_on_load(f.kind, f.elements) {
+            // Not a key the server would have: named apart, counted nowhere else.
+            return self.empty.add(f);
+        }
         self.totals.add(f);
         self.databases.entry(f.db).or_default().add(f);
         // Names are static for all but module types: no allocation per key.
@@ -200,6 +211,7 @@ impl KeyStats {
         self.slots.merge(o.slots);
         self.access.merge(o.access);
         self.rules.merge(o.rules);
+        self.empty.merge(o.empty);
         self.damaged_keys = self.damaged_keys.saturating_add(o.damaged_keys);
         self.damage.extend(o.damage);
         self.damage.sort_by_key(|d| d.offset);

@@ -243,6 +243,24 @@ fn overview(d: &Value) -> String {
             ));
         }
     }
+    let empty = &d["empty_collections"];
+    if u(empty, "keys") > 0 {
+        let named: Vec<String> = arr(empty, "named")
+            .iter()
+            .map(|k| format!("db{} {} ({})", u(k, "db"), key_text(k), s(k, "type")))
+            .collect();
+        let more = u(empty, "keys").saturating_sub(named.len() as u64);
+        let more = if more > 0 {
+            format!(" and {} more", count(more))
+        } else {
+            String::new()
+        };
+        notes.push_str(&format!(
+            "<li class=\"warn\">{} empty collections, left out of every figure: a server drops them on load; {}{more}</li>",
+            count(u(empty, "keys")),
+            html(&named.join(", "))
+        ));
+    }
     if u(d, "damaged_keys") > 0 {
         notes.push_str(&format!(
             "<li class=\"crit\">{} keys could not be decoded</li>",

@@ -563,3 +563,59 @@ fn gzip_compressed_dumps_are_read_transparently() {
         )
     );
 }
+
+// ---- empty collections ------------------------------------------------------------
+
+#[test]
+fn empty_collections_are_named_and_counted_in_no_other_figure() {
+    let data = RdbBuilder::new()
+        .string(b"kept", b"v", None)
+        .empty_collection(2, b"zz:set")
+        .empty_collection(1, b"a:list")
+        .empty_collection(4, b"m:hash")
+        .empty_collection(5, b"b:zset")
+        .finish();
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(&dir, "empty.rdb", &data);
+
+    let out = run(&["report", "--format", "json"], &file);
+    assert_eq!((out.code, out.stderr.as_str()), (0, ""));
+    let doc = json(&out.stdout);
+    // The server would load one key: the string.
+    assert_eq!(doc["totals"]["keys"], 1);
+    assert_eq!(doc["types"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        doc["empty_collections"],
+        serde_json::json!({
+            "keys": 4,
+            // The values as stored: a count of 0, one byte each.
+            "serialized_bytes": 4,
+            "named": [
+                {"db": 0, "key": "a:list", "type": "list"},
+                {"db": 0, "key": "b:zset", "type": "zset"},
+                {"db": 0, "key": "m:hash", "type": "hash"},
+                {"db": 0, "key": "zz:set", "type": "set"},
+            ]
+        })
+    );
+    assert_schema_valid(&doc);
+
+    let out = run(&["report", "--section", "bigkeys"], &file);
+    assert_eq!(out.code, 0);
+    let line = out.stdout.lines().find(|l| l.starts_with("4 empty")).unwrap();
+    assert_eq!(
+        line,
+        "4 empty collections (4 B serialized) left out of every figure: a server drops them on \
+         load; db0 \"a:list\" (list), db0 \"b:zset\" (zset), db0 \"m:hash\" (hash), db0 \"zz:set\" (set)"
+    );
+    let out = run(&["report", "--format", "html"], &file);
+    assert_eq!(out.code, 0);
+    assert!(out.stdout.contains(
+        "<li class=\"warn\">4 empty collections, left out of every figure: a server drops them on \
+         load; db0 &quot;a:list&quot; (list), db0 &quot;b:zset&quot; (zset), db0 &quot;m:hash&quot; (hash), \
+         db0 &quot;zz:set&quot; (set)</li>"
+    ));
+    // A dump without any has no such line and an empty record.
+    let sound = json(&run(&["report", "--format", "json"], &root().join(ALL_TYPES)).stdout);
+    assert_eq!(sound["empty_collections"]["keys"], 0);
+}

@@ -6,6 +6,7 @@
 pub mod access;
 pub mod bounded;
 pub mod counter;
+pub mod empty;
 pub mod expiry;
 pub mod expiry_cells;
 pub mod expiry_clusters;

@@ -12,6 +12,7 @@ mod sizes;
 
 use rdblens_analysis::acc::access::Access;
 use rdblens_analysis::acc::counter::Counter;
+use rdblens_analysis::acc::empty::EmptyCollections;
 use rdblens_analysis::{Compression, Damage, FileInfo, Summary};
 use rdblens_audit::{Audit, Counts, Finding, RuleSummary};
 use serde::ser::SerializeMap;
@@ -118,6 +119,10 @@ pub struct ReportJson<'s> {
     pub plans: Option<rdblens_advice::Plans>,
     /// How many values were compressed, and how much.
     pub compression: &'s Compression,
+    /// Lists, sets, sorted sets and hashes with no element: a server drops
+    /// them on load, so they are in no other figure.
+    #[serde(rename = "empty_collections")]
+    pub empty: &'s EmptyCollections,
     /// Keys whose value could not be decoded.
     pub damaged_keys: u64,
     /// The first few of them.
@@ -242,6 +247,7 @@ impl<'s> ReportJson<'s> {
             },
             plans,
             compression: &k.compression,
+            empty: &k.empty,
             damaged_keys: k.damaged_keys,
             damage: &k.damage,
             options: opts,

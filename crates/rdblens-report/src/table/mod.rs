@@ -68,6 +68,32 @@ fn overview(out: &mut String, r: &ReportJson<'_>) {
         human_bytes(totals.keyspace_overhead),
         human_bytes(totals.serialized_bytes)
     );
+    if r.empty.keys > 0 {
+        let e = r.empty;
+        let named: Vec<String> = e
+            .named
+            .iter()
+            .map(|k| {
+                format!(
+                    "db{} {} ({})",
+                    k.db,
+                    crate::cells::key_text(opts, k.key.as_bytes()),
+                    k.type_name
+                )
+            })
+            .collect();
+        let more = match e.keys.saturating_sub(e.named.len() as u64) {
+            0 => String::new(),
+            n => format!(" and {} more", thousands(n)),
+        };
+        let _ = writeln!(
+            out,
+            "{} empty collections ({} serialized) left out of every figure: a server drops them on load; {}{more}",
+            thousands(e.keys),
+            human_bytes(e.serialized_bytes),
+            named.join(", ")
+        );
+    }
     if r.damaged_keys > 0 {
         let first = r.damage.first().map_or("(not recorded)", |d| d.message.as_str());
         let _ = writeln!(

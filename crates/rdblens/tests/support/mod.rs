@@ -74,6 +74,15 @@ impl RdbBuilder {
         self
     }
 
+    /// A collection stored with no element (a count of 0), as old server
+    /// bugs wrote them: `kind` 1 list, 2 set, 4 hash, 5 zset_2.
+    pub fn empty_collection(mut self, kind: u8, key: &[u8]) -> Self {
+        self.data.push(kind);
+        string(&mut self.data, key);
+        length(&mut self.data, 0);
+        self
+    }
+
     pub fn finish(mut self) -> Vec<u8> {
         self.data.push(0xff);
         self.data.extend_from_slice(&[0; 8]);
