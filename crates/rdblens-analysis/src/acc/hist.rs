@@ -1,3 +1,6 @@
+//! A bounded, mergeable histogram of non-negative integers (element counts,
+//! key-name lengths, idle times, LFU counters).
+
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
