@@ -6,7 +6,7 @@ use rdblens_analysis::acc::rules::{namespace_of, KeyHit};
 use rdblens_analysis::rules::{RuleConfig, RuleId, Severity};
 use rdblens_analysis::{KeyName, Summary};
 use rdblens_audit::text;
-use rdblens_memory::{keyspace_overhead, price_part, Encoding, Profile, Shape};
+use rdblens_memory::{keyspace_overhead, price_part, Encoding, Limit, Profile, Shape};
 use rdblens_parser::TypeKind;
 
 use crate::sizing::{self, digit_groups, expected_max, expected_price, mean_per_bucket, GROWTH};
@@ -24,16 +24,9 @@ fn find_hit<'s>(summary: &'s Summary, db: u64, key: &[u8], rules: &[RuleId]) -> 
     })
 }
 
+/// The kind of a type name a plan can be made for (not modules or arrays).
 fn kind_of(type_name: &str) -> Option<TypeKind> {
-    Some(match type_name {
-        "string" => TypeKind::String,
-        "list" => TypeKind::List,
-        "set" => TypeKind::Set,
-        "zset" => TypeKind::ZSet,
-        "hash" => TypeKind::Hash,
-        "stream" => TypeKind::Stream,
-        _ => return None,
-    })
+    TypeKind::from_name(type_name).filter(|k| !matches!(k, TypeKind::Module | TypeKind::Array))
 }
 
 /// The non-empty text between the first `{` and the next `}`, if any.
@@ -126,18 +119,24 @@ fn compact_limit(split: &Split<'_>) -> Result<BucketLimit, String> {
     };
     let candidate = match split.kind {
         TypeKind::Hash if s.max_len > l.hash_max_listpack_value => {
-            return Err(long("hash-max-listpack-value", l.hash_max_listpack_value))
+            return Err(long(
+                Limit::HashMaxListpackValue.name(),
+                l.hash_max_listpack_value,
+            ))
         }
-        TypeKind::Hash => limit("hash-max-listpack-entries", l.hash_max_listpack_entries),
-        TypeKind::Set if s.all_int => limit("set-max-intset-entries", l.set_max_intset_entries),
+        TypeKind::Hash => limit(Limit::HashMaxListpackEntries.name(), l.hash_max_listpack_entries),
+        TypeKind::Set if s.all_int => limit(Limit::SetMaxIntsetEntries.name(), l.set_max_intset_entries),
         TypeKind::Set if s.max_len > l.set_max_listpack_value => {
-            return Err(long("set-max-listpack-value", l.set_max_listpack_value))
+            return Err(long(Limit::SetMaxListpackValue.name(), l.set_max_listpack_value))
         }
-        TypeKind::Set => limit("set-max-listpack-entries", l.set_max_listpack_entries),
+        TypeKind::Set => limit(Limit::SetMaxListpackEntries.name(), l.set_max_listpack_entries),
         TypeKind::ZSet if s.max_len > l.zset_max_listpack_value => {
-            return Err(long("zset-max-listpack-value", l.zset_max_listpack_value))
+            return Err(long(
+                Limit::ZsetMaxListpackValue.name(),
+                l.zset_max_listpack_value,
+            ))
         }
-        TypeKind::ZSet => limit("zset-max-listpack-entries", l.zset_max_listpack_entries),
+        TypeKind::ZSet => limit(Limit::ZsetMaxListpackEntries.name(), l.zset_max_listpack_entries),
         _ => return Err(String::new()),
     };
     // The model decides whether the target has that encoding at all

@@ -5,7 +5,7 @@
 use rdblens_analysis::rules::{RuleId, Severity};
 use rdblens_analysis::Summary;
 use rdblens_audit::text;
-use rdblens_memory::{keyspace_overhead, price_part, Profile, Shape};
+use rdblens_memory::{keyspace_overhead, price_part, Limit, Profile, Shape};
 use rdblens_parser::TypeKind;
 
 use crate::sizing::{self, digit_groups, expected_max, expected_price};
@@ -100,7 +100,7 @@ pub(crate) fn plan(summary: &Summary, target: &Profile, namespace: &str, severit
         max_per_bucket: expected_max(t.keys, n),
         headroom: sizing::headroom(t.keys, n, limit),
         limit: BucketLimit {
-            name: "hash-max-listpack-entries".into(),
+            name: Limit::HashMaxListpackEntries.name().into(),
             value: limit,
         },
         encoding_after: encoding.as_str().to_string(),

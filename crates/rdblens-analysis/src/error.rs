@@ -17,12 +17,16 @@ pub enum AnalysisError {
     /// pool could not start. The message says which.
     #[error("internal error: {0} (a fault in rdblens or the machine, not in the file)")]
     Internal(String),
+    /// The summaries of several files could not be merged: a total past
+    /// its bound (bad input).
+    #[error(transparent)]
+    Merge(#[from] crate::summary::MergeError),
 }
 
 impl AnalysisError {
     /// True when the input is at fault (not rdblens).
     pub fn is_input(&self) -> bool {
-        matches!(self, AnalysisError::Input(_))
+        !matches!(self, AnalysisError::Internal(_))
     }
 }
 

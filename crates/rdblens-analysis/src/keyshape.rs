@@ -18,7 +18,7 @@ static CLASS: [u8; 256] = {
     while b < 256 {
         let c = b as u8;
         let mut class = 0;
-        if crate::acc::names::bad_char(c) {
+        if bad_char(c) {
             class |= BAD;
         }
         if c == b'{' || c == b'}' {
@@ -72,6 +72,27 @@ impl KeyShape {
     }
 }
 
+/// A byte the design rules do not want in a key name: control bytes,
+/// spaces, quotes and glob characters.
+pub(crate) const fn bad_char(b: u8) -> bool {
+    b < 0x20
+        || b == 0x7f
+        || matches!(
+            b,
+            b' ' | b'"' | b'\'' | b'\\' | b'*' | b'?' | b'[' | b']' | b'(' | b')'
+        )
+}
+
+/// Braces are fine only as exactly one non-empty `{tag}`.
+pub(crate) fn bad_braces(key: &[u8]) -> bool {
+    let opens = key.iter().filter(|&&b| b == b'{').count();
+    let closes = key.iter().filter(|&&b| b == b'}').count();
+    if opens == 0 && closes == 0 {
+        return false;
+    }
+    opens != 1 || closes != 1 || crate::slot::hash_tag(key).is_none()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -90,10 +111,7 @@ mod tests {
         for key in keys {
             let s = KeyShape::of(key, b':');
             assert_eq!(s.first_separator, key.iter().position(|&b| b == b':'));
-            assert_eq!(
-                s.has_bad_chars(),
-                key.iter().any(|&b| crate::acc::names::bad_char(b))
-            );
+            assert_eq!(s.has_bad_chars(), key.iter().any(|&b| bad_char(b)));
             assert_eq!(s.has_braces(), key.iter().any(|&b| b == b'{' || b == b'}'));
             assert_eq!(s.is_ascii(), key.is_ascii());
         }

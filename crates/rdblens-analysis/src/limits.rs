@@ -1,7 +1,7 @@
 //! Which compact-encoding limit a key is measured against, and by how much
 //! it passes or nears it.
 
-use rdblens_memory::{Encoding, Profile};
+use rdblens_memory::{Encoding, Limit, Profile};
 use rdblens_parser::{TypeKind, ValueStats};
 use serde::{Deserialize, Serialize};
 
@@ -68,26 +68,29 @@ pub fn check_limits(
     };
     match kind {
         TypeKind::Hash => pick(&[
-            entries("hash-max-listpack-entries", l.hash_max_listpack_entries),
-            value("hash-max-listpack-value", l.hash_max_listpack_value),
+            entries(Limit::HashMaxListpackEntries.name(), l.hash_max_listpack_entries),
+            value(Limit::HashMaxListpackValue.name(), l.hash_max_listpack_value),
         ]),
         TypeKind::ZSet => pick(&[
-            entries("zset-max-listpack-entries", l.zset_max_listpack_entries),
-            value("zset-max-listpack-value", l.zset_max_listpack_value),
+            entries(Limit::ZsetMaxListpackEntries.name(), l.zset_max_listpack_entries),
+            value(Limit::ZsetMaxListpackValue.name(), l.zset_max_listpack_value),
         ]),
         TypeKind::Set
             if all_int && (encoding == Encoding::Intset || stats.elements > l.set_max_intset_entries) =>
         {
-            pick(&[entries("set-max-intset-entries", l.set_max_intset_entries)])
+            pick(&[entries(
+                Limit::SetMaxIntsetEntries.name(),
+                l.set_max_intset_entries,
+            )])
         }
         TypeKind::Set if has_compact_small_sets_and_lists(profile) => pick(&[
-            entries("set-max-listpack-entries", l.set_max_listpack_entries),
-            value("set-max-listpack-value", l.set_max_listpack_value),
+            entries(Limit::SetMaxListpackEntries.name(), l.set_max_listpack_entries),
+            value(Limit::SetMaxListpackValue.name(), l.set_max_listpack_value),
         ]),
         TypeKind::List if has_compact_small_sets_and_lists(profile) && l.list_max_listpack_size < 0 => {
             let exp = (-l.list_max_listpack_size - 1).clamp(0, 4) as u32;
             Some(LimitCheck {
-                limit: "list-max-listpack-size",
+                limit: Limit::ListMaxListpackSize.name(),
                 threshold: 4096u64 << exp,
                 measured: stats.compact_bytes,
             })

@@ -25,10 +25,11 @@ use crate::allocator::Sums;
 use crate::error::{guarded, panicked, AnalysisError};
 use crate::facts::KeyFacts;
 use crate::options::Options;
-use crate::pipeline::{batch_facts, batch_start, file_info, prepare, walk, AllocatorPass, Batch};
+use crate::pipeline::{batch_facts, batch_start, file_info, prepare, walk, AllocatorPass};
 use crate::release::Releaser;
 use crate::settings::Settings;
 use crate::summary::{AllocatorInfo, Damage, FileInfo};
+use crate::walker::Batch;
 
 /// Batches per worker in one wave: enough to keep every worker busy while
 /// one batch of the wave is slow.

@@ -68,12 +68,6 @@ pub fn profile_for(rdb: &Rdb<'_>, aux: &BTreeMap<String, String>, opts: &Options
     profile
 }
 
-/// Entries handed to a worker, kept as the records the parser returned:
-/// moving a 168-byte `Entry` out of its `Record` and into a vector cost the
-/// walker three `memcpy` calls per key (a third of its time); a record is
-/// moved once.
-pub(crate) type Batch<'a> = Vec<Record<'a>>;
-
 /// The entries of a batch (it holds nothing else).
 pub(crate) fn entries<'b, 'a>(batch: &'b [Record<'a>]) -> impl Iterator<Item = &'b Entry<'a>> {
     batch.iter().filter_map(|r| match r {

@@ -11,9 +11,14 @@ use rdblens_parser::{ChecksumStatus, Crc64Digest, Entry, Error, Rdb, Record, Rec
 
 use crate::filter::KeyFilter;
 use crate::options::Progress;
-use crate::pipeline::Batch;
 use crate::release::Releaser;
 use crate::summary::{Checksum, ChecksumMismatch};
+
+/// Entries handed to a worker, kept as the records the parser returned:
+/// moving a 168-byte `Entry` out of its `Record` and into a vector cost the
+/// walker three `memcpy` calls per key (a third of its time); a record is
+/// moved once.
+pub(crate) type Batch<'a> = Vec<Record<'a>>;
 
 /// Bytes of values per batch: big values travel in small batches.
 const BATCH_BYTES: usize = 4 << 20;

@@ -108,7 +108,7 @@ fn check(ctx: &str, data: &[u8], failures: &mut Vec<String>) -> Option<Summary> 
             None
         }
         // A panic inside the analysis comes back as an internal error.
-        Ok(Err(e @ AnalysisError::Internal(_))) => {
+        Ok(Err(e @ (AnalysisError::Internal(_) | AnalysisError::Merge(_)))) => {
             failures.push(format!("{ctx}: {e}"));
             None
         }

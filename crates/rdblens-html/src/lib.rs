@@ -12,6 +12,7 @@ mod escape;
 mod page;
 mod plans;
 mod report;
+mod sizes;
 
 pub use page::CSP;
 

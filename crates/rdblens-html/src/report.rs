@@ -564,13 +564,17 @@ fn top_keys(d: &Value) -> Option<String> {
         }
     }
     let n = arr(top, "by_memory").len();
+    let mut body = key_table("top-keys", &records, i(d, "now_ms"), true);
+    if let Some(sizes) = crate::sizes::value_sizes(d) {
+        body.push_str(&sizes);
+    }
     Some(section(
         "bigkeys",
         "Top keys",
         &format!(
             "The biggest keys by estimated memory, serialized size and element count (top {n} of each, in one table). Click a column to sort by it; type to filter."
         ),
-        &key_table("top-keys", &records, i(d, "now_ms"), true),
+        &body,
     ))
 }
 

@@ -27,6 +27,76 @@ pub struct Limits {
     pub list_compress_depth: u64,
 }
 
+/// One compact-encoding limit, by its redis.conf name: the one list of
+/// names every crate and the command line use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Limit {
+    /// `hash-max-listpack-entries`.
+    HashMaxListpackEntries,
+    /// `hash-max-listpack-value`.
+    HashMaxListpackValue,
+    /// `set-max-intset-entries`.
+    SetMaxIntsetEntries,
+    /// `set-max-listpack-entries`.
+    SetMaxListpackEntries,
+    /// `set-max-listpack-value`.
+    SetMaxListpackValue,
+    /// `zset-max-listpack-entries`.
+    ZsetMaxListpackEntries,
+    /// `zset-max-listpack-value`.
+    ZsetMaxListpackValue,
+    /// `list-max-listpack-size`.
+    ListMaxListpackSize,
+    /// `list-compress-depth`.
+    ListCompressDepth,
+}
+
+impl Limit {
+    /// Every limit, in redis.conf order.
+    pub const ALL: [Limit; 9] = [
+        Limit::HashMaxListpackEntries,
+        Limit::HashMaxListpackValue,
+        Limit::SetMaxIntsetEntries,
+        Limit::SetMaxListpackEntries,
+        Limit::SetMaxListpackValue,
+        Limit::ZsetMaxListpackEntries,
+        Limit::ZsetMaxListpackValue,
+        Limit::ListMaxListpackSize,
+        Limit::ListCompressDepth,
+    ];
+
+    /// The redis.conf name (7.0+ spelling).
+    pub fn name(self) -> &'static str {
+        match self {
+            Limit::HashMaxListpackEntries => "hash-max-listpack-entries",
+            Limit::HashMaxListpackValue => "hash-max-listpack-value",
+            Limit::SetMaxIntsetEntries => "set-max-intset-entries",
+            Limit::SetMaxListpackEntries => "set-max-listpack-entries",
+            Limit::SetMaxListpackValue => "set-max-listpack-value",
+            Limit::ZsetMaxListpackEntries => "zset-max-listpack-entries",
+            Limit::ZsetMaxListpackValue => "zset-max-listpack-value",
+            Limit::ListMaxListpackSize => "list-max-listpack-size",
+            Limit::ListCompressDepth => "list-compress-depth",
+        }
+    }
+
+    /// The limit a config name names, in any case, with the pre-7.0
+    /// `ziplist` spellings accepted as redis.conf accepts them.
+    pub fn from_config_name(config_name: &str) -> Option<Limit> {
+        let name = config_name
+            .trim()
+            .to_ascii_lowercase()
+            .replace("-ziplist-", "-listpack-");
+        Limit::ALL.into_iter().find(|l| l.name() == name)
+    }
+}
+
+impl std::fmt::Display for Limit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 impl Limits {
     /// Shipped defaults. They have not changed since quicklists arrived in
     /// 3.2, on either family.
@@ -48,22 +118,22 @@ impl Limits {
     /// not an encoding limit (so callers can pass every CONFIG GET pair),
     /// `Err` if it is one but the value does not parse.
     pub fn set(&mut self, config_name: &str, value: &str) -> Result<bool, String> {
-        let name = config_name.trim().to_ascii_lowercase();
-        let name = name.replace("-ziplist-", "-listpack-");
-        let slot: &mut u64 = match name.as_str() {
-            "hash-max-listpack-entries" => &mut self.hash_max_listpack_entries,
-            "hash-max-listpack-value" => &mut self.hash_max_listpack_value,
-            "set-max-intset-entries" => &mut self.set_max_intset_entries,
-            "set-max-listpack-entries" => &mut self.set_max_listpack_entries,
-            "set-max-listpack-value" => &mut self.set_max_listpack_value,
-            "zset-max-listpack-entries" => &mut self.zset_max_listpack_entries,
-            "zset-max-listpack-value" => &mut self.zset_max_listpack_value,
-            "list-compress-depth" => &mut self.list_compress_depth,
-            "list-max-listpack-size" => {
+        let Some(limit) = Limit::from_config_name(config_name) else {
+            return Ok(false);
+        };
+        let slot: &mut u64 = match limit {
+            Limit::HashMaxListpackEntries => &mut self.hash_max_listpack_entries,
+            Limit::HashMaxListpackValue => &mut self.hash_max_listpack_value,
+            Limit::SetMaxIntsetEntries => &mut self.set_max_intset_entries,
+            Limit::SetMaxListpackEntries => &mut self.set_max_listpack_entries,
+            Limit::SetMaxListpackValue => &mut self.set_max_listpack_value,
+            Limit::ZsetMaxListpackEntries => &mut self.zset_max_listpack_entries,
+            Limit::ZsetMaxListpackValue => &mut self.zset_max_listpack_value,
+            Limit::ListCompressDepth => &mut self.list_compress_depth,
+            Limit::ListMaxListpackSize => {
                 self.list_max_listpack_size = parse_signed(config_name, value)?;
                 return Ok(true);
             }
-            _ => return Ok(false),
         };
         *slot = parse_size(config_name, value)?;
         Ok(true)
@@ -102,6 +172,27 @@ fn parse_size(name: &str, value: &str) -> Result<u64, String> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn every_limit_is_found_by_its_name_and_old_spelling() {
+        for limit in Limit::ALL {
+            assert_eq!(Limit::from_config_name(limit.name()), Some(limit));
+            let upper = limit.name().to_ascii_uppercase();
+            assert_eq!(Limit::from_config_name(&upper), Some(limit));
+        }
+        assert_eq!(
+            Limit::from_config_name(" zset-max-ziplist-value "),
+            Some(Limit::ZsetMaxListpackValue)
+        );
+        assert_eq!(Limit::from_config_name("maxmemory"), None);
+        // Every name sets its own field: no two limits share one.
+        let defaults = Limits::defaults_for(Family::Redis, ServerVersion::new(7, 2, 0));
+        for limit in Limit::ALL {
+            let mut l = defaults.clone();
+            assert_eq!(l.set(limit.name(), "3"), Ok(true));
+            assert_ne!(l, defaults, "{limit}");
+        }
+    }
     use super::*;
 
     fn defaults() -> Limits {

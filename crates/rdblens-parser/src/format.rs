@@ -161,6 +161,23 @@ impl TypeKind {
             TypeKind::Array => "array",
         }
     }
+
+    /// Every kind, in the order [`TypeKind::name`] lists them.
+    pub const ALL: [TypeKind; 8] = [
+        TypeKind::String,
+        TypeKind::List,
+        TypeKind::Set,
+        TypeKind::ZSet,
+        TypeKind::Hash,
+        TypeKind::Stream,
+        TypeKind::Module,
+        TypeKind::Array,
+    ];
+
+    /// The kind [`TypeKind::name`] names, or `None`.
+    pub fn from_name(name: &str) -> Option<TypeKind> {
+        TypeKind::ALL.into_iter().find(|k| k.name() == name)
+    }
 }
 
 macro_rules! value_types {

@@ -1,6 +1,6 @@
 //! comfy-table helpers shared by the table renderers (the report's and the
-//! diff's): one table style, right-aligned figures, section headings and
-//! bar charts.
+//! diff's): one table style fitted to the terminal, right-aligned figures,
+//! key names cut for a cell, section headings and bar charts.
 
 use std::fmt::Write;
 
@@ -8,6 +8,7 @@ use comfy_table::{presets, Cell, CellAlignment, ColumnConstraint, ContentArrange
 
 use crate::format::{bar, thousands};
 use crate::options::ReportOptions;
+use crate::words::{unbreakable, GLUE};
 
 /// Cells of the longest bar in a bar chart.
 const BAR_WIDTH: usize = 40;
@@ -35,6 +36,7 @@ pub(crate) fn table(opts: &ReportOptions, header: &[&str]) -> Table {
 /// bars) keeps its content on one line, so a number or a name is never cut.
 const WRAPPABLE: &[&str] = &[
     "key",
+    "rule / scope",
     "examples",
     "finding",
     "scope",
@@ -49,19 +51,34 @@ const WRAPPABLE: &[&str] = &[
     "hash tag",
 ];
 
-/// The narrowest a text column of [`WRAPPABLE`] gets on a terminal.
-const MIN_TEXT_WIDTH: u16 = 22;
+/// The narrowest a text column of [`WRAPPABLE`] gets on a terminal: a
+/// key name or a finding's scope, cut to it, is one line.
+pub(crate) const MIN_TEXT_WIDTH: u16 = 22;
+
+/// A text column is widened for a word up to this long (the longest
+/// config directive, `zset-max-listpack-entries`, is 25); a longer word is
+/// cut where the column ends.
+const MAX_WORD: u16 = 28;
 
 /// A key name for a cell: on a narrow terminal (under 120 columns) a name
 /// longer than a text column's minimum is cut in the middle (`"user:12…:name"`),
 /// so that it neither wraps nor widens the table; elsewhere `short_key`'s
 /// form. JSON, CSV and piped tables keep the whole name.
 pub(crate) fn key_text(opts: &ReportOptions, key: &[u8]) -> String {
-    let full = crate::format::short_key(key);
-    let max = usize::from(MIN_TEXT_WIDTH);
+    unbreakable(
+        opts,
+        cut_middle(opts, crate::format::short_key(key), usize::from(MIN_TEXT_WIDTH)),
+    )
+}
+
+/// `text` cut in the middle to `max` characters (at least 3) with an
+/// ellipsis on a narrow terminal (under 120 columns), as [`key_text`] cuts
+/// key names; whole elsewhere.
+pub(crate) fn cut_middle(opts: &ReportOptions, text: String, max: usize) -> String {
+    let max = max.max(3);
     match opts.width {
-        Some(w) if w < 120 && full.chars().count() > max => {
-            let chars: Vec<char> = full.chars().collect();
+        Some(w) if w < 120 && text.chars().count() > max => {
+            let chars: Vec<char> = text.chars().collect();
             let head = (max - 1) / 2;
             let tail = max - 1 - head;
             let mut out: String = chars[..head].iter().collect();
@@ -69,7 +86,7 @@ pub(crate) fn key_text(opts: &ReportOptions, key: &[u8]) -> String {
             out.extend(&chars[chars.len() - tail..]);
             out
         }
-        _ => full,
+        _ => text,
     }
 }
 
@@ -103,6 +120,13 @@ const LOW_VALUE: &[&str] = &[
 /// the columns of [`LOW_VALUE`] are dropped, least useful first; piped
 /// output (no width) is the whole table, unwrapped.
 pub(crate) fn fitted(t: &mut Table, opts: &ReportOptions) -> String {
+    fitted_dropping(t, opts, LOW_VALUE)
+}
+
+/// [`fitted`], dropping the columns headed `drop`, in this order, while
+/// the table is wider than the terminal (of columns with the same header,
+/// the leftmost still shown).
+pub(crate) fn fitted_dropping(t: &mut Table, opts: &ReportOptions, drop: &[&str]) -> String {
     let Some(width) = opts.width else {
         return t.to_string();
     };
@@ -116,11 +140,27 @@ pub(crate) fn fitted(t: &mut Table, opts: &ReportOptions) -> String {
             // that cannot give it that much drops columns instead.
             let min = match h.as_str() {
                 "figure" => 8,
-                "scope" => 14,
                 "finding" | "examples" | "thresholds" => 16,
-                _ => MIN_TEXT_WIDTH,
+                // A key name, scope or prefix cut to MIN_TEXT_WIDTH
+                // characters, and the cell's padding (the boundary counts
+                // it): one line.
+                _ => MIN_TEXT_WIDTH + 2,
             };
-            ColumnConstraint::LowerBoundary(Width::Fixed(min))
+            // And room for the column's longest word (a config directive,
+            // a key name), up to a limit, so that no word is cut.
+            let longest = t
+                .column_cells_iter(i)
+                .flatten()
+                .flat_map(|c| {
+                    c.content()
+                        .split([' ', '\n'])
+                        .map(|w| w.chars().count())
+                        .collect::<Vec<_>>()
+                })
+                .max()
+                .unwrap_or(0);
+            let word = u16::try_from(longest).unwrap_or(u16::MAX).min(MAX_WORD);
+            ColumnConstraint::LowerBoundary(Width::Fixed(min.max(word + 2)))
         } else {
             ColumnConstraint::ContentWidth
         };
@@ -129,21 +169,22 @@ pub(crate) fn fitted(t: &mut Table, opts: &ReportOptions) -> String {
         }
     }
     let fits = |s: &str| s.lines().all(|l| l.chars().count() <= usize::from(width));
+    let mut hidden = vec![false; headers.len()];
     let mut text = t.to_string();
-    for name in LOW_VALUE {
+    for name in drop {
         if fits(&text) {
             break;
         }
-        if let Some(c) = headers
-            .iter()
-            .position(|h| h == name)
-            .and_then(|i| t.column_mut(i))
-        {
+        let Some(i) = (0..headers.len()).find(|&i| headers[i] == *name && !hidden[i]) else {
+            continue;
+        };
+        if let Some(c) = t.column_mut(i) {
             c.set_constraint(ColumnConstraint::Hidden);
+            hidden[i] = true;
             text = t.to_string();
         }
     }
-    text
+    text.replace(GLUE, " ")
 }
 
 /// A right-aligned cell (figures).
@@ -190,6 +231,7 @@ pub(crate) fn bars_table(opts: &ReportOptions, label: &str, rows: &[(String, u64
 #[cfg(test)]
 mod fit_tests {
     use super::*;
+    use crate::words::glue_figures;
 
     /// At 80 columns figures and names stay whole, low-value columns go
     /// first, and the table fits; piped output keeps every column.
@@ -249,6 +291,45 @@ mod fit_tests {
         let mut t = table(&piped, &header);
         row(&mut t);
         assert!(fitted(&mut t, &piped).contains("12.8 KiB |"));
+    }
+
+    /// A cell of prose wraps between words: a config directive, a figure
+    /// with its unit and a key name with spaces stay whole on one line.
+    #[test]
+    fn cells_wrap_between_words_never_inside() {
+        let narrow = ReportOptions {
+            width: Some(56),
+            ..ReportOptions::default()
+        };
+        let mut t = table(&narrow, &["rule", "finding", "memory"]);
+        let finding = format!(
+            "{}; e.g. {}",
+            glue_figures(
+                &narrow,
+                "hash of 65 B > hash-max-listpack-value 64, holding 97.0 KiB"
+            ),
+            key_text(&narrow, b"key with spaces")
+        );
+        t.add_row(vec![
+            Cell::new("encoding-miss"),
+            Cell::new(finding),
+            right("1.0 KiB"),
+        ]);
+        let text = fitted(&mut t, &narrow);
+        assert!(!text.contains('\u{a0}'), "{text}");
+        assert!(text.lines().all(|l| l.chars().count() <= 56), "{text}");
+        assert!(text.lines().count() > 6, "the finding wraps: {text}");
+        for whole in [
+            "hash-max-listpack-value",
+            "97.0 KiB",
+            "65 B",
+            "\"key with spaces\"",
+        ] {
+            assert!(text.lines().any(|l| l.contains(whole)), "{whole} cut: {text}");
+        }
+        // Piped, nothing is glued.
+        assert_eq!(glue_figures(&ReportOptions::default(), "1 B"), "1 B");
+        assert_eq!(key_text(&ReportOptions::default(), b"a b"), "\"a b\"");
     }
 
     /// Long key names are cut in the middle on a narrow terminal only.

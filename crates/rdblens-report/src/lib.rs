@@ -35,6 +35,7 @@ mod options;
 pub mod table;
 #[cfg(test)]
 mod tests;
+mod words;
 
 use rdblens_analysis::Summary;
 

@@ -201,3 +201,73 @@ fn every_table_fits_80_columns_with_figures_whole() {
         );
     }
 }
+
+/// The diff in a 60-column terminal: its prose folded at spaces like the
+/// report's, its tables fitted; no line over 60 columns, no word split.
+#[test]
+fn diff_fits_60_columns_without_splitting_words() {
+    let old = analyzed("bigkeys");
+    let new = summary();
+    let opts = ReportOptions {
+        width: Some(60),
+        ..ReportOptions::default()
+    };
+    let text = crate::diff::to_table(&old, &new, &opts);
+    let piped = crate::diff::to_table(&old, &new, &ReportOptions::default());
+    let wide: Vec<&str> = text.lines().filter(|l| l.chars().count() > 60).collect();
+    assert!(wide.is_empty(), "{} lines over 60 columns: {wide:#?}", wide.len());
+    // The prose folded at spaces, a figure with its unit, a date with its
+    // time; piped, one line each.
+    let prose: Vec<&str> = text.lines().take(6).collect();
+    assert_eq!(
+        prose,
+        [
+            "old: bigkeys (snapshot 2026-11-21 21:48:37 UTC)",
+            "new: expiry, bigkeys (2 files, snapshot",
+            "  2026-11-21 21:48:50 UTC)",
+            "keys 8 -> 4,008 (+4,000), estimated memory 2.2 MiB ->",
+            "  2.4 MiB (+220.3 KiB), serialized 196.5 KiB -> 204.3 KiB",
+            "  (+7.8 KiB)",
+        ]
+    );
+    assert_eq!(
+        piped.lines().nth(2),
+        Some("keys 8 -> 4,008 (+4,000), estimated memory 2.2 MiB -> 2.4 MiB (+220.3 KiB), serialized 196.5 KiB -> 204.3 KiB (+7.8 KiB)")
+    );
+    // No word split: every word of the narrow text is a word of the
+    // piped one (table rules aside), and no line starts with a unit.
+    let words = |s: &str| -> std::collections::BTreeSet<String> {
+        s.lines()
+            .filter(|l| !l.starts_with(['┌', '╞', '└']) && !l.starts_with("|--"))
+            .flat_map(|l| l.split(|c: char| c.is_whitespace() || "│┆|".contains(c)))
+            .filter(|w| !w.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    let whole = words(&piped);
+    let split: Vec<String> = words(&text).difference(&whole).cloned().collect();
+    assert!(split.is_empty(), "words split: {split:?}\n{text}");
+    for l in text.lines() {
+        let first = l.split_whitespace().next().unwrap_or_default();
+        assert!(
+            !["B", "KiB", "MiB", "UTC", "UTC)", "KiB)", "MiB)"].contains(&first),
+            "{l}"
+        );
+    }
+    // Every table kept its first column (the group, the prefix, the key).
+    for heading in [
+        "Databases",
+        "Types",
+        "Namespaces: largest changes",
+        "Keys that became big",
+    ] {
+        let header = after(&text, heading).nth(1).unwrap_or_default();
+        let first = header.split('┆').next().unwrap_or_default();
+        assert!(
+            ["│ db", "│ type", "│ prefix", "│ by"]
+                .iter()
+                .any(|h| first.starts_with(h)),
+            "{heading}: {header}"
+        );
+    }
+}

@@ -75,7 +75,7 @@ fn run(args: &AdviseArgs, opts: &Options) -> Result<rdblens_analysis::Summary> {
         Format::Json => serde_json::to_string_pretty(&plans)?,
         Format::Table => rdblens_advice::text::render(&plans),
     };
-    crate::report::write_text(args.output.as_deref(), &text)?;
+    crate::output::write_text(args.output.as_deref(), &text)?;
     Ok(summary)
 }
 

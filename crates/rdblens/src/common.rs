@@ -8,22 +8,14 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use rdblens_analysis::rules::{ByteSize, Seconds};
 use rdblens_analysis::{KeyFilter, Options, SizeBy, SizeRange, TtlFilter};
-use rdblens_memory::{Family, Limits, Profile, ServerVersion};
+use rdblens_memory::{Family, Limit, Limits, Profile, ServerVersion};
 use rdblens_parser::TypeKind;
 
 /// The compact-encoding limits `--limit` and `--config` can set (redis.conf
-/// names; the pre-7.0 `ziplist` spellings are accepted too).
-pub const LIMIT_NAMES: [&str; 9] = [
-    "hash-max-listpack-entries",
-    "hash-max-listpack-value",
-    "set-max-intset-entries",
-    "set-max-listpack-entries",
-    "set-max-listpack-value",
-    "zset-max-listpack-entries",
-    "zset-max-listpack-value",
-    "list-max-listpack-size",
-    "list-compress-depth",
-];
+/// names; the pre-7.0 `ziplist` spellings are accepted too), for messages.
+fn limit_names() -> String {
+    Limit::ALL.map(Limit::name).join(", ")
+}
 
 /// Which keys: `--db`, `--type`, `--match`, `--prefix`, `--regex`,
 /// `--exclude`, `--min-size`/`--max-size`, `--ttl`/`--no-ttl`/`--expired`.
@@ -203,20 +195,15 @@ pub fn check_threads(threads: usize, cores: usize) -> Result<()> {
 }
 
 pub fn parse_kind(s: &str) -> Result<TypeKind> {
-    Ok(match s {
-        "string" => TypeKind::String,
-        "list" => TypeKind::List,
-        "set" => TypeKind::Set,
-        // `sortedset` is what redis-rdb-tools calls it (and `rdblens keys` prints).
-        "zset" | "sortedset" => TypeKind::ZSet,
-        "hash" => TypeKind::Hash,
-        "stream" => TypeKind::Stream,
-        "module" => TypeKind::Module,
-        "array" => TypeKind::Array,
-        other => {
-            bail!("unknown type '{other}' (expected string, list, set, zset, hash, stream, module, array)")
-        }
-    })
+    // `sortedset` is what redis-rdb-tools calls it (and `rdblens keys` prints).
+    let name = if s == "sortedset" { "zset" } else { s };
+    match TypeKind::from_name(name) {
+        Some(kind) => Ok(kind),
+        None => bail!(
+            "unknown type '{s}' (expected {})",
+            TypeKind::ALL.map(TypeKind::name).join(", ")
+        ),
+    }
 }
 
 pub fn key_filter(
@@ -352,7 +339,7 @@ pub fn parse_limit(s: &str) -> Result<(String, String)> {
     if !check_limit(&name, &value).with_context(|| format!("--limit {s:?}"))? {
         bail!(
             "--limit {s:?}: unknown limit '{name}' (expected one of {})",
-            LIMIT_NAMES.join(", ")
+            limit_names()
         );
     }
     Ok((name, value))
@@ -386,7 +373,7 @@ mod tests {
             parse_limit("hash-max-ziplist-entries=1k").unwrap(), // ok: unit test
             ("hash-max-ziplist-entries".into(), "1k".into())
         );
-        for name in LIMIT_NAMES {
+        for name in Limit::ALL.map(Limit::name) {
             let value = if name == "list-max-listpack-size" {
                 "-3"
             } else {

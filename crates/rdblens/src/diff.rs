@@ -10,7 +10,8 @@ use rdblens_analysis::{join_differences, Options, Setting, Summary, SummaryFile}
 use rdblens_report::ReportOptions;
 
 use crate::common::{FilterArgs, ModelArgs};
-use crate::report::{rendering, write_text, Format, SortBy};
+use crate::output::write_text;
+use crate::report::{rendering, Format, SortBy};
 use crate::summary_file::{is_summary_file, SummaryError};
 
 #[derive(Args, Debug)]
@@ -112,7 +113,7 @@ pub fn run(
     }
     let to_file = args.output.is_some();
     let report_opts = ReportOptions {
-        width: crate::report::stdout_width(to_file),
+        width: crate::output::stdout_width(to_file),
         ..report_opts
     };
     let text = match args.format.unwrap_or(Format::Table) {
@@ -124,6 +125,6 @@ pub fn run(
             .context("cannot serialize the diff")
             .map_err(SummaryError::Input)?,
     };
-    write_text(args.output.as_deref(), &text).map_err(SummaryError::Input)?;
+    write_text(args.output.as_deref(), &text).map_err(|e| SummaryError::Input(e.into()))?;
     Ok([old.summary, new.summary])
 }

@@ -140,7 +140,10 @@ pub fn run(args: &KeysArgs, opts: &Options) -> Result<KeysOutcome> {
         let label = args.label.get(i).cloned().unwrap_or_else(|| name.clone());
         let column = several.then_some(label.as_str());
         let progress = FilesProgress::for_bytes(file.len() as u64, args.quiet);
-        let opts = progress.options_for(opts, file.len() as u64);
+        let opts = Options {
+            progress: progress.hook(),
+            ..opts.clone()
+        };
         let mut again = None;
         let mut repeated = false;
         let (info, damaged, written) = loop {

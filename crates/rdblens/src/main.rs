@@ -34,7 +34,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
-use rdblens_analysis::{AnalysisError, FileInfo};
+use rdblens_analysis::{AnalysisError, FileError, FileInfo};
 
 #[derive(Parser)]
 #[command(
@@ -119,6 +119,13 @@ fn fail(e: &anyhow::Error, default: u8) -> ExitCode {
     ExitCode::from(exit_code(e, default))
 }
 
+/// The analysis error `cause` is or names, if any.
+fn analysis_error<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<&'a AnalysisError> {
+    cause
+        .downcast_ref::<AnalysisError>()
+        .or_else(|| cause.downcast_ref::<FileError>().map(|f| &f.error))
+}
+
 /// The exit code for `e` (see [`fail`]), decided by the error types in its
 /// chain, never by its text.
 fn exit_code(e: &anyhow::Error, default: u8) -> u8 {
@@ -128,7 +135,7 @@ fn exit_code(e: &anyhow::Error, default: u8) -> u8 {
                 Some(EXIT_WRITE)
             } else if cause.is::<output::OutputIsInput>() {
                 Some(EXIT_USAGE)
-            } else if let Some(AnalysisError::Internal(_)) = cause.downcast_ref::<AnalysisError>() {
+            } else if analysis_error(cause).is_some_and(|e| !e.is_input()) {
                 Some(EXIT_INTERNAL)
             } else {
                 None
@@ -345,6 +352,12 @@ mod tests {
         let bad = bad.context("dump.rdb").unwrap_err(); // ok: unit test
         assert_eq!(exit_code(&bad, EXIT_BAD_INPUT), EXIT_BAD_INPUT);
         // Text that looks like an internal error is still the default.
+        let of_a_file = anyhow::Error::new(FileError {
+            index: 1,
+            name: "b.rdb".into(),
+            error: AnalysisError::Internal("a lane panicked".into()),
+        });
+        assert_eq!(exit_code(&of_a_file, EXIT_BAD_INPUT), EXIT_INTERNAL);
         let text = anyhow::anyhow!("internal error: a worker thread panicked");
         assert_eq!(exit_code(&text, EXIT_BAD_INPUT), EXIT_BAD_INPUT);
         let write = anyhow::Error::new(output::WriteError {

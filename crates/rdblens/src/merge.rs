@@ -10,7 +10,8 @@ use rdblens_analysis::Summary;
 use rdblens_audit::Audit;
 use rdblens_report::ReportOptions;
 
-use crate::report::{render, rendering, write_text, FailOn, Format, SortBy};
+use crate::output::write_text;
+use crate::report::{render, rendering, FailOn, Format, SortBy};
 use crate::summary_file::{read_and_merge, SummaryError};
 
 #[derive(Args, Debug)]
@@ -84,7 +85,7 @@ pub fn run(args: &MergeArgs, report_opts: ReportOptions) -> Result<(Summary, Opt
             output.is_some(),
             args.fail_on,
         )
-        .and_then(|(text, audit)| write_text(output, &text).map(|()| audit))
+        .and_then(|(text, audit)| Ok(write_text(output, &text).map(|()| audit)?))
     };
     let audit = written.map_err(SummaryError::Input)?;
     Ok((merged.summary, audit))

@@ -193,6 +193,31 @@ pub fn is_broken_pipe(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::BrokenPipe
 }
 
+/// The width of the terminal on standard output; `COLUMNS` when the size
+/// cannot be read.
+pub fn terminal_width() -> Option<u16> {
+    terminal_size::terminal_size_of(std::io::stdout())
+        .map(|(terminal_size::Width(w), _)| w)
+        .or_else(|| std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()))
+}
+
+/// The table width: the terminal's when standard output is one (and the
+/// output does not go to a file), else none (plain tables).
+pub fn stdout_width(to_file: bool) -> Option<u16> {
+    (!to_file && io::IsTerminal::is_terminal(&io::stdout())).then(|| terminal_width().unwrap_or(120))
+}
+
+/// Writes `text` to `path` (through a temporary file renamed into place),
+/// or to standard output (a closed pipe is not an error); a final newline
+/// is added when missing.
+pub fn write_text(path: Option<&std::path::Path>, text: &str) -> Result<(), WriteError> {
+    if text.ends_with('\n') {
+        write_all(path, text.as_bytes())
+    } else {
+        write_all(path, format!("{text}\n").as_bytes())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

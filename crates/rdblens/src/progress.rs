@@ -4,10 +4,9 @@
 
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use rdblens_analysis::{Options, Progress};
+use rdblens_analysis::Progress;
 
 /// Inputs smaller than this finish too fast for a bar to be worth drawing.
 pub const MIN_BYTES: u64 = 64 << 20;
@@ -36,21 +35,16 @@ impl FilesProgress {
         FilesProgress { bar }
     }
 
-    /// `opts` with a hook that moves the bar through one file of `len` bytes.
-    pub fn options_for(&self, opts: &Options, len: u64) -> Options {
-        let mut opts = opts.clone();
-        if let Some(bar) = &self.bar {
-            let bar = bar.clone();
-            let walked = Arc::new(AtomicU64::new(0));
-            opts.progress = Some(Progress::new(move |done| {
-                let done = done.min(len);
-                let before = walked.fetch_max(done, Ordering::Relaxed);
-                if done > before {
-                    bar.inc(done - before);
-                }
-            }));
-        }
-        opts
+    /// A hook that moves the bar to the bytes walked of all the files
+    /// (told by several threads, so never moved back); `None` when hidden.
+    pub fn hook(&self) -> Option<Progress> {
+        let bar = self.bar.clone()?;
+        let furthest = AtomicU64::new(0);
+        Some(Progress::new(move |done| {
+            if furthest.fetch_max(done, Ordering::Relaxed) < done {
+                bar.set_position(done);
+            }
+        }))
     }
 }
 
@@ -89,6 +83,6 @@ mod tests {
     fn hidden_bars_leave_the_options_alone() {
         let p = FilesProgress::for_bytes(0, false);
         assert!(p.bar.is_none());
-        assert!(p.options_for(&Options::default(), 10).progress.is_none());
+        assert!(p.hook().is_none());
     }
 }

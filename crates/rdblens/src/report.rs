@@ -1,6 +1,5 @@
 //! `rdblens report`: analyse one or more dumps and print tables or JSON.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
@@ -201,7 +200,7 @@ pub fn analyze_files(files: &[PathBuf], labels: &[String], opts: &Options, quiet
 pub fn report_options(args: &ReportArgs, to_terminal: bool) -> Result<ReportOptions> {
     let mut opts = rendering(&args.section, args.top, &args.bucket, args.sort)?;
     opts.expiry_window = args.expiry_window.as_deref().map(parse_window).transpose()?;
-    opts.width = to_terminal.then(|| terminal_width().unwrap_or(120));
+    opts.width = to_terminal.then(|| crate::output::terminal_width().unwrap_or(120));
     Ok(opts)
 }
 
@@ -237,14 +236,6 @@ pub fn rendering(section: &[String], top: usize, bucket: &str, sort: SortBy) -> 
         },
         ..ReportOptions::default()
     })
-}
-
-/// The width of the terminal on standard output; `COLUMNS` when the size
-/// cannot be read.
-fn terminal_width() -> Option<u16> {
-    terminal_size::terminal_size_of(std::io::stdout())
-        .map(|(terminal_size::Width(w), _)| w)
-        .or_else(|| std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()))
 }
 
 /// Checks the flags before any work: errors here are usage errors (exit 2).
@@ -285,7 +276,7 @@ pub fn run(
         ..report_opts
     };
     let (text, audit) = render(&summary, format, report_opts, args.output.is_some(), args.fail_on)?;
-    write_text(args.output.as_deref(), &text)?;
+    crate::output::write_text(args.output.as_deref(), &text)?;
     Ok((summary, audit))
 }
 
@@ -327,7 +318,7 @@ pub fn render(
     fail_on: Option<FailOn>,
 ) -> Result<(String, Option<Audit>)> {
     let report_opts = ReportOptions {
-        width: stdout_width(to_file),
+        width: crate::output::stdout_width(to_file),
         ..report_opts
     };
     let when = match fail_on {
@@ -341,24 +332,6 @@ pub fn render(
         Format::Html => rdblens_html::report_page(&model)?,
     };
     Ok((text, model.into_audit()))
-}
-
-/// The table width: the terminal's when standard output is one (and the
-/// output does not go to a file), else none (plain tables).
-pub fn stdout_width(to_file: bool) -> Option<u16> {
-    (!to_file && std::io::stdout().is_terminal()).then(|| terminal_width().unwrap_or(120))
-}
-
-/// Writes `text` to `path` (through a temporary file renamed into place),
-/// or to standard output (a closed pipe is not an error); a final newline
-/// is added when missing.
-pub fn write_text(path: Option<&std::path::Path>, text: &str) -> Result<()> {
-    if text.ends_with('\n') {
-        crate::output::write_all(path, text.as_bytes())?;
-    } else {
-        crate::output::write_all(path, format!("{text}\n").as_bytes())?;
-    }
-    Ok(())
 }
 
 /// `--fail-on`: why the run fails, if the audit found anything at or above

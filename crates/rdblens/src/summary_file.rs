@@ -60,7 +60,7 @@ pub fn write(file: &SummaryFile, path: Option<&Path>) -> Result<()> {
             output.commit()?;
             Ok(())
         }
-        _ => crate::report::write_text(path, &text),
+        _ => Ok(crate::output::write_text(path, &text)?),
     }
 }
 

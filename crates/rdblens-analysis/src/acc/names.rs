@@ -9,7 +9,7 @@ use super::hist::Histogram;
 use super::top::{Metric, TopKeys};
 use super::Accumulate;
 use crate::facts::KeyFacts;
-use crate::keyshape::KeyShape;
+use crate::keyshape::{bad_braces, KeyShape};
 
 /// Examples kept per problem.
 const EXAMPLES: usize = 5;
@@ -42,25 +42,6 @@ impl NameProblem {
         NameProblem::KeyNoNamespace,
         NameProblem::KeyNotUtf8,
     ];
-}
-
-pub(crate) const fn bad_char(b: u8) -> bool {
-    b < 0x20
-        || b == 0x7f
-        || matches!(
-            b,
-            b' ' | b'"' | b'\'' | b'\\' | b'*' | b'?' | b'[' | b']' | b'(' | b')'
-        )
-}
-
-/// Braces are fine only as exactly one non-empty `{tag}`.
-pub(crate) fn bad_braces(key: &[u8]) -> bool {
-    let opens = key.iter().filter(|&&b| b == b'{').count();
-    let closes = key.iter().filter(|&&b| b == b'}').count();
-    if opens == 0 && closes == 0 {
-        return false;
-    }
-    opens != 1 || closes != 1 || crate::slot::hash_tag(key).is_none()
 }
 
 /// The naming problems of `key`, with `separator` as the namespace separator.

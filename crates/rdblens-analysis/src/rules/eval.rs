@@ -6,9 +6,9 @@ use rdblens_parser::TypeKind;
 
 use super::catalogue::{RuleId, Severity};
 use super::config::RuleConfig;
-use crate::acc::names::{bad_braces, bad_char};
 use crate::facts::KeyFacts;
 use crate::keyshape::KeyShape;
+use crate::keyshape::{bad_braces, bad_char};
 
 /// One rule broken by one key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

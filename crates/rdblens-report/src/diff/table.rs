@@ -8,9 +8,10 @@ use rdblens_analysis::acc::top::Metric;
 use rdblens_analysis::Summary;
 
 use super::model::{build, GroupDiff, SideJson};
-use crate::cells::{heading, right, table};
+use crate::cells::{cut_middle, fitted_dropping, heading, key_text, right, table, MIN_TEXT_WIDTH};
 use crate::format::{duration, human_bytes, short_key, thousands, utc};
 use crate::options::ReportOptions;
+use crate::words::wrap_prose;
 
 /// `+1.5 KiB`, `-512 B`, `0 B`.
 pub fn signed_bytes(d: i64) -> String {
@@ -41,6 +42,11 @@ fn change(old: u64, delta: i64) -> String {
     format!("{:+.1}%", delta as f64 * 100.0 / old as f64)
 }
 
+/// Columns of a table of groups left out, in this order, while it is wider
+/// than the terminal: the old and new figures before the changes (of the
+/// two `change` columns, the keys' first).
+const GROUP_DROP: &[&str] = &["keys old", "memory old", "keys new", "memory new", "change"];
+
 /// Columns of a table of groups before and after.
 fn old_new_header(label: &str) -> [&str; 8] {
     [
@@ -70,7 +76,7 @@ fn group_table(out: &mut String, opts: &ReportOptions, title: &str, label: &str,
             right(change(r.old.memory, r.delta.memory)),
         ]);
     }
-    let _ = writeln!(out, "{}", crate::cells::fitted(&mut t, opts));
+    let _ = writeln!(out, "{}", fitted_dropping(&mut t, opts, GROUP_DROP));
 }
 
 fn files_line(s: &SideJson<'_>) -> String {
@@ -85,7 +91,8 @@ fn files_line(s: &SideJson<'_>) -> String {
     format!("{} ({files}snapshot {} UTC)", names.join(", "), utc(s.now_ms))
 }
 
-/// The diff as tables.
+/// The diff as tables, its prose folded to a terminal's width as the
+/// report's is.
 pub fn to_table(old: &Summary, new: &Summary, opts: &ReportOptions) -> String {
     let d = build(old, new, opts);
     let mut out = String::new();
@@ -117,8 +124,12 @@ pub fn to_table(old: &Summary, new: &Summary, opts: &ReportOptions) -> String {
         let unknown = || "?".to_string();
         for r in d.namespaces.iter().take(opts.top) {
             let indent = if r.level > 1 { "  " } else { "" };
+            let room = usize::from(MIN_TEXT_WIDTH) - indent.len();
             t.add_row(vec![
-                Cell::new(format!("{indent}{}", short_key(r.prefix.as_bytes()))),
+                Cell::new(format!(
+                    "{indent}{}",
+                    cut_middle(opts, short_key(r.prefix.as_bytes()), room)
+                )),
                 right(r.old.map_or_else(unknown, |c| thousands(c.keys))),
                 right(r.new.map_or_else(unknown, |c| thousands(c.keys))),
                 right(r.delta.map_or_else(unknown, |x| signed_count(x.keys))),
@@ -131,7 +142,7 @@ pub fn to_table(old: &Summary, new: &Summary, opts: &ReportOptions) -> String {
                 }),
             ]);
         }
-        let _ = writeln!(out, "{}", crate::cells::fitted(&mut t, opts));
+        let _ = writeln!(out, "{}", fitted_dropping(&mut t, opts, GROUP_DROP));
         if d.namespaces.len() > opts.top {
             let _ = writeln!(
                 out,
@@ -164,14 +175,15 @@ pub fn to_table(old: &Summary, new: &Summary, opts: &ReportOptions) -> String {
                         _ => "memory",
                     }),
                     right(r.key.db),
-                    Cell::new(short_key(r.key.key.as_bytes())),
+                    Cell::new(key_text(opts, r.key.key.as_bytes())),
                     Cell::new(&r.key.type_name),
                     right(old),
                     right(show(metric, r.new_value)),
                 ]);
             }
         }
-        let _ = writeln!(out, "{}", crate::cells::fitted(&mut t, opts));
+        // The new size is what made the key big: the old one goes last.
+        let _ = writeln!(out, "{}", fitted_dropping(&mut t, opts, &["db", "type", "old"]));
     }
 
     heading(
@@ -201,9 +213,9 @@ pub fn to_table(old: &Summary, new: &Summary, opts: &ReportOptions) -> String {
                 Cell::new(ns.join(", ")),
             ]);
         }
-        let _ = writeln!(out, "{}", crate::cells::fitted(&mut t, opts));
+        let _ = writeln!(out, "{}", fitted_dropping(&mut t, opts, &["to", "namespaces"]));
     }
-    out
+    wrap_prose(&out, opts.width)
 }
 
 #[cfg(test)]

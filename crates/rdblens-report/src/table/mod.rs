@@ -103,30 +103,6 @@ fn overview(out: &mut String, r: &ReportJson<'_>) {
     let _ = writeln!(out, "{}", crate::cells::fitted(&mut t, opts));
 }
 
-/// Lines of prose (not tables) folded at spaces to a terminal's width, the
-/// continuation indented, so the terminal never cuts a word; unchanged when
-/// piped (`width` none).
-fn wrap_prose(text: &str, width: Option<u16>) -> String {
-    let Some(width) = width else {
-        return text.to_string();
-    };
-    let mut out = String::with_capacity(text.len());
-    for line in text.lines() {
-        let table = line.starts_with(['┌', '│', '╞', '├', '└', '|']);
-        if table || line.chars().count() <= usize::from(width) {
-            out.push_str(line);
-        } else {
-            let indent = if line.starts_with("  ") { "    " } else { "  " };
-            let opts = textwrap::Options::new(usize::from(width))
-                .subsequent_indent(indent)
-                .word_splitter(textwrap::WordSplitter::NoHyphenation);
-            out.push_str(&textwrap::fill(line, opts));
-        }
-        out.push('\n');
-    }
-    out
-}
-
 /// The report as text: the overview, then every section the model holds,
 /// in the order of [`Section::ALL`](crate::options::Section::ALL), split plans last.
 pub fn render(r: &ReportJson<'_>) -> String {
@@ -164,5 +140,5 @@ pub fn render(r: &ReportJson<'_>) -> String {
         out.push('\n');
         out.push_str(&rdblens_advice::text::render(plans));
     }
-    wrap_prose(&out, r.options.width)
+    crate::words::wrap_prose(&out, r.options.width)
 }

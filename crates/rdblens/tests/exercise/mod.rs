@@ -292,7 +292,7 @@ pub fn analyze(data: &[u8]) {
             return;
         }
         // Hostile bytes are the file's fault, never rdblens's.
-        Err(e @ AnalysisError::Internal(_)) => panic!("internal error on a hostile file: {e}"),
+        Err(e) => panic!("a hostile file fails only as an input error, not: {e}"),
     };
     let file = &summary.files[0];
     if let Some(d) = &file.incomplete {
