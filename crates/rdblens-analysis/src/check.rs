@@ -24,7 +24,9 @@ pub const MAX_COUNT: u64 = 1 << 53;
 /// What is wrong with a summary, and where: the JSON field's path (`summary.keys.slots.memory`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CheckError {
+    /// The JSON field's path, e.g. `summary.keys.slots.memory`.
     pub path: String,
+    /// What is wrong with it.
     pub message: String,
 }
 

@@ -12,30 +12,48 @@ use crate::slot::key_slot;
 /// The facts about one key. Borrows the key; owns nothing per element.
 #[derive(Clone, Debug)]
 pub struct KeyFacts<'k> {
+    /// Database number (from the last SELECTDB).
     pub db: u64,
+    /// The key's bytes.
     pub key: &'k [u8],
+    /// The logical type.
     pub kind: TypeKind,
     /// Module type name for module values (`vectorset`, `ReJSON-RL`...).
     pub module: Option<String>,
+    /// The on-disk value type name, e.g. `hash_listpack`.
     pub rdb_type: &'static str,
+    /// The encoding the key would have once loaded on the target server.
     pub encoding: Encoding,
+    /// STRLEN for strings; members, fields or entries for collections; 0 for most module values.
     pub elements: u64,
+    /// Longest element (member, field, value, stream field or value), in bytes.
     pub max_element_len: u64,
+    /// Sum of the element lengths in bytes (hash fields and values both count).
     pub payload_bytes: u64,
+    /// Bytes the value takes in the file.
     pub serialized_bytes: u64,
+    /// Estimated `MEMORY USAGE` on the target server, in bytes (see `memory_estimated`).
     pub memory: u64,
     /// False when the memory model has no estimate (module values): `memory`
     /// then holds the serialized size.
     pub memory_estimated: bool,
     /// What the value would cost in a compact encoding, when it is not in one.
     pub compact_memory: Option<u64>,
+    /// Bytes the keyspace spends on the key beyond `MEMORY USAGE` (bucket share, allocator rounding, expires entry).
     pub keyspace_overhead: u64,
+    /// Absolute expiry time in unix ms; `None` without a TTL.
     pub expiry_ms: Option<i64>,
+    /// LRU idle time in seconds, when the file records it (LRU eviction policies).
     pub idle_seconds: Option<u64>,
+    /// LFU access counter (0-255), when the file records it (LFU eviction policies).
     pub lfu_freq: Option<u8>,
+    /// Cluster hash slot of the key (0-16383).
     pub slot: u16,
+    /// Bytes the value's LZF-compressed strings and blobs take in the file; 0 without any.
     pub lzf_stored_bytes: u64,
+    /// Their size once decompressed, in bytes.
     pub lzf_uncompressed_bytes: u64,
+    /// The compact-encoding limit the key is measured against; `None` when none applies (strings, streams, modules...).
     pub limit: Option<LimitCheck>,
     /// The sums the memory estimate was made of (for split plans).
     pub shape: Shape,

@@ -6,19 +6,22 @@ use rdblens_parser::{Entry, TypeKind};
 
 use crate::facts::KeyFacts;
 
+/// Which keys a report covers; the default admits every key.
 #[derive(Clone, Debug, Default)]
 pub struct KeyFilter {
     /// Empty = every database.
     pub dbs: Vec<u64>,
     /// Empty = every type.
     pub kinds: Vec<TypeKind>,
+    /// `--match`: a Redis glob the whole key must match (bytes, case-sensitive).
     pub pattern: Option<Vec<u8>>,
+    /// `--prefix`: bytes the key must start with.
     pub prefix: Option<Vec<u8>>,
     /// `--regex`: a regex over the key's bytes (unanchored, as `grep`).
     pub regex: Option<regex::bytes::Regex>,
     /// `--exclude`: keys matching any of these Redis globs are left out.
     pub exclude: Vec<Vec<u8>>,
-    /// `--min-size` / `--max-size`, inclusive, over [`KeyFilter::size_by`].
+    /// `--min-size` / `--max-size`, inclusive, over [`SizeRange::by`].
     pub size: SizeRange,
     /// `--ttl`, `--no-ttl`, `--expired`.
     pub ttl: TtlFilter,
@@ -27,16 +30,21 @@ pub struct KeyFilter {
 /// Which size `--min-size` and `--max-size` compare.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SizeBy {
+    /// Estimated memory (`MEMORY USAGE`), the default.
     #[default]
     Memory,
+    /// Bytes the value takes in the file.
     Serialized,
 }
 
 /// An inclusive size range; `None` ends are open.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SizeRange {
+    /// Which size is compared.
     pub by: SizeBy,
+    /// Smallest size admitted, bytes; `None`: no lower bound.
     pub min: Option<u64>,
+    /// Largest size admitted, bytes; `None`: no upper bound.
     pub max: Option<u64>,
 }
 
@@ -44,6 +52,7 @@ pub struct SizeRange {
 /// snapshot's).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum TtlFilter {
+    /// Every key, with or without an expiry (the default).
     #[default]
     Any,
     /// Keys without an expiry.
@@ -52,12 +61,15 @@ pub enum TtlFilter {
     Expired,
     /// Keys with an expiry whose TTL (ms) is within the inclusive range.
     Within {
+        /// Smallest TTL admitted, ms; `None`: any TTL above 0.
         min_ms: Option<i64>,
+        /// Largest TTL admitted, ms; `None`: no upper bound.
         max_ms: Option<i64>,
     },
 }
 
 impl KeyFilter {
+    /// Whether nothing is set, so every key is admitted.
     pub fn is_empty(&self) -> bool {
         self.dbs.is_empty()
             && self.kinds.is_empty()
@@ -75,6 +87,7 @@ impl KeyFilter {
             && (self.kinds.is_empty() || self.kinds.contains(&e.kind()))
     }
 
+    /// Checks the key's name: `--prefix`, `--match`, `--regex` and `--exclude`.
     pub fn admits_key(&self, key: &[u8]) -> bool {
         self.prefix.as_ref().is_none_or(|p| key.starts_with(p))
             && self.pattern.as_ref().is_none_or(|p| glob_match(p, key))

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+/// A key's bytes as kept in a summary; any bytes, not necessarily UTF-8.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct KeyName(pub Box<[u8]>);
 
@@ -14,10 +15,12 @@ enum KeyRepr {
 }
 
 impl KeyName {
+    /// A copy of `bytes`.
     pub fn new(bytes: &[u8]) -> Self {
         KeyName(bytes.into())
     }
 
+    /// The key's bytes.
     pub fn as_bytes(&self) -> &[u8] {
         &self.0
     }

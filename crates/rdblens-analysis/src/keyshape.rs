@@ -33,6 +33,7 @@ static CLASS: [u8; 256] = {
     a
 };
 
+/// What the naming checks need to know about one key name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KeyShape {
     /// Position of the first namespace separator.
@@ -41,6 +42,7 @@ pub struct KeyShape {
 }
 
 impl KeyShape {
+    /// Scans `key` once, noting where `separator` first occurs.
     pub fn of(key: &[u8], separator: u8) -> Self {
         let classes = key.iter().fold(0, |acc, &b| acc | CLASS[usize::from(b)]);
         KeyShape {
@@ -49,14 +51,17 @@ impl KeyShape {
         }
     }
 
+    /// Whether the name holds a byte the design rules do not want (control bytes, space, quotes, backslash, glob or paren characters).
     pub fn has_bad_chars(&self) -> bool {
         self.classes & BAD != 0
     }
 
+    /// Whether the name holds `{` or `}`.
     pub fn has_braces(&self) -> bool {
         self.classes & BRACE != 0
     }
 
+    /// Whether every byte of the name is ASCII.
     pub fn is_ascii(&self) -> bool {
         self.classes & NON_ASCII == 0
     }

@@ -20,6 +20,7 @@
 //! findings.
 
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod acc;
 mod allocator;

@@ -10,11 +10,14 @@ use serde::{Deserialize, Serialize};
 pub struct LimitCheck {
     /// The redis.conf name of the limit, e.g. `hash-max-listpack-entries`.
     pub limit: &'static str,
+    /// The limit's value on the target server: entries, or bytes for the `-value` limits and `list-max-listpack-size`.
     pub threshold: u64,
+    /// The key's figure against it: its elements, its longest element in bytes, or (lists) the bytes of its compact nodes.
     pub measured: u64,
 }
 
 impl LimitCheck {
+    /// Whether `measured` passes `threshold` (the key cannot be in the compact encoding).
     pub fn over(&self) -> bool {
         self.measured > self.threshold
     }

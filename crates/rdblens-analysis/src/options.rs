@@ -12,10 +12,12 @@ use crate::rules::RuleConfig;
 pub struct Progress(Arc<dyn Fn(u64) + Send + Sync>);
 
 impl Progress {
+    /// A hook calling `f` with the bytes walked so far.
     pub fn new(f: impl Fn(u64) + Send + Sync + 'static) -> Self {
         Progress(Arc::new(f))
     }
 
+    /// Tells the hook that `bytes_done` bytes of the file have been walked.
     pub fn report(&self, bytes_done: u64) {
         (self.0)(bytes_done)
     }

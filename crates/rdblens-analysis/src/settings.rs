@@ -17,11 +17,15 @@ use crate::rules::RuleConfig;
 /// Settings that shape the accumulators; summaries merge only when they agree.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Settings {
+    /// Keys kept per top list (`--top`).
     pub top: usize,
+    /// Namespace separator byte (`--separator`).
     pub separator: u8,
+    /// Namespace levels aggregated (`--depth`).
     pub prefix_depth: usize,
     /// Reference time for TTLs, unix ms.
     pub now_ms: i64,
+    /// Blocks of expiry cells kept before the cells widen ([`Options::expiry_buckets`](crate::Options::expiry_buckets)).
     pub expiry_buckets: usize,
     /// Design-rule thresholds the per-key rules were evaluated with.
     pub rules: RuleConfig,
@@ -64,26 +68,40 @@ pub struct Shaping {
 /// One setting of the contract, by the command-line flag that sets it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Setting {
+    /// `--db`: the databases analysed.
     Db,
+    /// `--type`: the types analysed.
     Type,
+    /// `--match`: the glob keys must match.
     Match,
+    /// `--prefix`: the prefix keys must start with.
     Prefix,
+    /// `--target`: the server profile estimated for.
     Target,
+    /// `--jemalloc-quantum`.
     JemallocQuantum,
+    /// Encoding limits set by `--config` and `--limit`.
     EncodingLimits,
+    /// `--regex`, `--exclude` and the size and TTL filters.
     KeyFilters,
     /// `--now`: each file's own snapshot time when absent.
     Now,
+    /// `--top`: keys kept per top list.
     Top,
+    /// `--separator`: the namespace separator.
     Separator,
+    /// `--depth`: namespace levels aggregated.
     Depth,
+    /// Expiry blocks kept (set by the caller, no flag).
     ExpiryBlocks,
+    /// Design-rule settings (`--rules`, `--set`, `--config`).
     Rules,
 }
 
 /// A setting that differs between two summaries, and how.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Difference {
+    /// The setting that differs.
     pub setting: Setting,
     /// `--top 20 vs 3`.
     pub text: String,

@@ -13,6 +13,7 @@ use crate::summary::KeyStats;
 /// A file's own figures (the keys the filters admitted).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ShardStats {
+    /// Keys, memory and bytes of the keys the filters admitted from this file.
     pub totals: Counter,
     /// The biggest key by estimated memory; `None` without keys or with `--top 0`.
     pub biggest: Option<KeyRecord>,

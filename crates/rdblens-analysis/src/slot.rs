@@ -7,6 +7,7 @@ use crc::{Crc, Table, CRC_16_XMODEM};
 // parallel run about 3x faster on typical 20-40 byte keys.
 static CRC16: Crc<u16, Table<16>> = Crc::<u16, Table<16>>::new(&CRC_16_XMODEM);
 
+/// Hash slots of a Redis Cluster.
 pub const SLOTS: usize = 16384;
 
 /// The hash tag: the bytes between the first `{` and the next `}`, when not empty.
@@ -16,6 +17,7 @@ pub fn hash_tag(key: &[u8]) -> Option<&[u8]> {
     (close > 0).then(|| &key[open + 1..open + 1 + close])
 }
 
+/// The cluster hash slot of `key` (0-16383): CRC16 of its hash tag, or of the whole key without one.
 pub fn key_slot(key: &[u8]) -> u16 {
     CRC16.checksum(hash_tag(key).unwrap_or(key)) & 0x3fff
 }

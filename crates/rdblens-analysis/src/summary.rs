@@ -35,23 +35,31 @@ pub const SUMMARY_VERSION: u32 = 5;
 /// LZF use across string values and blobs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Compression {
+    /// Keys whose value holds at least one LZF-compressed string or blob.
     pub compressed_values: u64,
+    /// Bytes those compressed strings and blobs take in the file.
     pub stored_bytes: u64,
+    /// Bytes the same strings and blobs take once decompressed.
     pub uncompressed_bytes: u64,
 }
 
 /// Damage found while decoding a value; the walk goes on past it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Damage {
+    /// Byte offset in the file where the damage was found.
     pub offset: u64,
+    /// The parser's error: what is wrong, at which offset, in which key.
     pub message: String,
 }
 
 /// Everything gathered from the keys.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct KeyStats {
+    /// Every key the filters admitted whose value decoded, summed.
     pub totals: Counter,
+    /// Sums per database number.
     pub databases: BTreeMap<u64, Counter>,
+    /// Sums by type name: `string`, `hash`..., `module:<name>` for module values.
     pub types: Groups<Counter>,
     /// By "type encoding", e.g. "hash listpack" (encoding after load on the target server).
     pub encodings: Groups<Counter>,
@@ -63,14 +71,23 @@ pub struct KeyStats {
     /// versions before it: empty there).
     #[serde(default)]
     pub value_sizes: Groups<ValueSizes>,
+    /// LZF compression across the keys' strings and blobs.
     pub compression: Compression,
+    /// Keys measured against the compact-encoding limits of the target server.
     pub limits: Limits,
+    /// The biggest keys, one bounded list per metric.
     pub top: TopSet,
+    /// Key-name lengths and naming problems.
     pub key_names: KeyNames,
+    /// The namespace tree, down to the prefix depth.
     pub prefixes: Prefixes,
+    /// Keys by TTL bucket, relative to the reference time.
     pub ttl: Ttl,
+    /// When keys expire, by namespace, for expiry clusters.
     pub expiry: ExpiryHistogram,
+    /// Keys and memory per cluster hash slot, and hash-tag use.
     pub slots: Slots,
+    /// Idle times and LFU counters, where the file records them.
     pub access: Access,
     /// Design-rule hits, key by key.
     pub rules: RuleHits,
@@ -79,8 +96,9 @@ pub struct KeyStats {
     /// summaries of versions before it: none there).
     #[serde(default)]
     pub empty: EmptyCollections,
-    /// Keys whose value could not be decoded (first few, by offset).
+    /// Keys whose value could not be decoded.
     pub damaged_keys: u64,
+    /// The first [`DAMAGE_KEPT`] of those keys' damage records, by offset.
     pub damage: Vec<Damage>,
 }
 
@@ -97,6 +115,7 @@ impl KeyStats {
         crate::acc::expiry::detect_clusters(&self.expiry, rule, &self.prefixes.names())
     }
 
+    /// Empty statistics, sized and shaped by `s`.
     pub fn new(s: &Settings) -> Self {
         KeyStats {
             totals: Counter::default(),
@@ -125,6 +144,7 @@ impl KeyStats {
         }
     }
 
+    /// Folds one decoded key into every accumulator; call [`KeyStats::finish`] after the last.
     pub fn add(&mut self, f: &KeyFacts<'_>) {
         if is_dropped_on_load(f.kind, f.elements) {
             // Not a key the server would have: named apart, counted nowhere else.
@@ -177,6 +197,7 @@ impl KeyStats {
         self.slots.finish();
     }
 
+    /// Counts a key whose value could not be decoded, keeping the first [`DAMAGE_KEPT`] records by offset.
     pub fn add_damage(&mut self, d: Damage) {
         self.damaged_keys += 1;
         self.damage.push(d);
@@ -184,6 +205,7 @@ impl KeyStats {
         self.damage.truncate(DAMAGE_KEPT);
     }
 
+    /// Folds in another worker's or file's statistics; counts add up saturating.
     pub fn merge(&mut self, o: KeyStats) {
         self.totals.merge(&o.totals);
         merge_map(&mut self.databases, o.databases);
@@ -266,6 +288,7 @@ pub struct AllocatorInfo {
 }
 
 impl AllocatorInfo {
+    /// The summary's record of an allocator choice.
     pub fn of(c: &rdblens_memory::allocator::Choice) -> Self {
         AllocatorInfo {
             allocator: c.allocator().to_string(),
@@ -287,10 +310,12 @@ pub struct AccuracyInfo {
     pub level: String,
     /// The fixtures that verify the line.
     pub fixtures: Vec<String>,
+    /// One sentence for the report on what the estimates are worth.
     pub statement: String,
 }
 
 impl AccuracyInfo {
+    /// The summary's record of a release line's accuracy.
     pub fn of(a: &rdblens_memory::Accuracy) -> Self {
         AccuracyInfo {
             line: a.line.clone(),
@@ -362,10 +387,15 @@ impl std::fmt::Display for ChecksumMismatch {
 /// What a file is, besides its keys.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileInfo {
+    /// The file's path as given (`HOST:PATH` once merged with a same-named file from another host).
     pub path: String,
+    /// File size in bytes.
     pub size: u64,
+    /// `Redis` or `Valkey`: who wrote the file, from its header.
     pub dialect: String,
+    /// RDB format version, from the header.
     pub rdb_version: u32,
+    /// The file's aux fields (`redis-ver`, `ctime`, `used-mem`...), name to value.
     pub aux: BTreeMap<String, String>,
     /// Whether the file's bytes hash to the checksum it ends with.
     pub checksum: Checksum,
@@ -382,8 +412,11 @@ pub struct FileInfo {
     /// What the estimates for the profile's release line are worth.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub accuracy: Option<AccuracyInfo>,
+    /// Key entries walked, before any filter (keys whose value is damaged included).
     pub keys: u64,
+    /// Function library records (Redis 7 functions, pre-GA form included) in the file.
     pub functions: u64,
+    /// Module aux records in the file.
     pub module_aux: u64,
     /// Why and where the walk stopped, when the file is damaged or truncated.
     pub incomplete: Option<Damage>,
@@ -417,9 +450,13 @@ impl FileInfo {
 /// The result of an analysis.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
+    /// Layout version the summary was written with ([`SUMMARY_VERSION`] for this build).
     pub summary_version: u32,
+    /// The settings every file was analysed with.
     pub settings: Settings,
+    /// The files analysed, in the order they were analysed or merged.
     pub files: Vec<FileInfo>,
+    /// The keys of all the files together.
     pub keys: KeyStats,
 }
 

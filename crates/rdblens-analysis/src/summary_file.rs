@@ -36,7 +36,9 @@ pub struct SummaryFile {
     pub format: String,
     /// [`SUMMARY_VERSION`] of the rdblens that wrote it.
     pub summary_version: u32,
+    /// Version of the rdblens that wrote the file (its `CARGO_PKG_VERSION`).
     pub tool_version: String,
+    /// The summary; its settings carry the file's `shaping`.
     pub summary: Summary,
     /// The host `report --summary-only` ran on: files of the same path
     /// from several hosts (every shard's `/var/lib/redis/dump.rdb`) are

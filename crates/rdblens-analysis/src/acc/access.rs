@@ -7,15 +7,21 @@ use super::top::{Metric, TopKeys};
 use super::Accumulate;
 use crate::facts::KeyFacts;
 
+/// LRU idle times and LFU counters of the keys whose file records them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Access {
+    /// Idle times in seconds, of the keys that carry one.
     pub idle_seconds: Histogram,
+    /// LFU counters (0-255), of the keys that carry one.
     pub lfu_freq: Histogram,
+    /// The keys idle longest.
     pub coldest: TopKeys,
+    /// The keys with the highest LFU counters.
     pub hottest: TopKeys,
 }
 
 impl Access {
+    /// Empty, keeping `n` keys in each list.
     pub fn new(n: usize) -> Self {
         Access {
             idle_seconds: Histogram::default(),

@@ -12,6 +12,7 @@ use crate::keyname::KeyName;
 
 /// Values a bounded map can hold: they add up.
 pub trait Mergeable: Default {
+    /// Adds `other` into this value.
     fn merge_from(&mut self, other: &Self);
 }
 
@@ -33,8 +34,10 @@ pub fn stable_hash(name: &[u8]) -> u64 {
 /// collision attack only slows the report, results do not depend on order).
 pub type NameHasher = foldhash::fast::FixedState;
 
+/// Values per name for at most `cap` names (those with the smallest [`stable_hash`]), everything else folded into `other`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct BoundedMap<V> {
+    /// Names kept at most (at least 1; the smaller of the two after a merge).
     pub cap: usize,
     /// Kept names. A hash map: one lookup per key and level, where a B-tree
     /// compared names ~10 times (memcmp was ~5% of a report). Serialized
@@ -58,6 +61,7 @@ impl<V: PartialEq> PartialEq for BoundedMap<V> {
 }
 
 impl<V: Mergeable> BoundedMap<V> {
+    /// An empty map keeping at most `cap` names (at least 1).
     pub fn new(cap: usize) -> Self {
         BoundedMap {
             cap: cap.max(1),
@@ -141,6 +145,7 @@ impl<V: Mergeable> BoundedMap<V> {
         }
     }
 
+    /// Folds `other` in, keeping the smaller cap; names evicted are folded into `other`.
     pub fn merge(&mut self, other: BoundedMap<V>) {
         self.cap = self.cap.min(other.cap);
         self.other.merge_from(&other.other);

@@ -1,3 +1,5 @@
+//! Keys, expiries, memory, bytes and elements summed over a group of keys.
+
 use serde::{Deserialize, Serialize};
 
 use crate::facts::KeyFacts;
@@ -5,7 +7,9 @@ use crate::facts::KeyFacts;
 /// Keys, expiries, memory, bytes and elements of a group of keys.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counter {
+    /// Keys counted.
     pub keys: u64,
+    /// Of them, keys with a TTL.
     pub keys_with_expiry: u64,
     /// Estimated memory (MEMORY USAGE equivalent; serialized size for opaque module values).
     pub memory: u64,
@@ -13,10 +17,12 @@ pub struct Counter {
     pub keyspace_overhead: u64,
     /// Bytes of the values in the file.
     pub serialized_bytes: u64,
+    /// Their elements, summed (see [`KeyFacts::elements`]).
     pub elements: u64,
 }
 
 impl Counter {
+    /// Counts one key.
     pub fn add(&mut self, f: &KeyFacts<'_>) {
         self.keys += 1;
         self.keys_with_expiry += u64::from(f.expiry_ms.is_some());

@@ -20,15 +20,21 @@ use super::Accumulate;
 use crate::facts::KeyFacts;
 use crate::keyshape::KeyShape;
 
+/// Keys and memory by absolute expiry time, and the namespaces expiring in each window.
 #[derive(Clone, Debug)]
 pub struct ExpiryHistogram {
+    /// Namespace separator byte.
     pub separator: u8,
     /// Namespace depth (`--depth`): a key's namespace is its name up to
     /// this many separators.
     pub depth: usize,
+    /// Keys and memory per expiry cell.
     pub cells: Cells,
+    /// Keys per (window, namespace), estimated.
     pub namespaces: NamespaceSketch,
+    /// Keys with an expiry, expired ones included.
     pub expiring_keys: u64,
+    /// Their estimated memory, bytes.
     pub expiring_memory: u64,
     /// Expiring keys not yet in their cells (complete only after
     /// [`Self::flush`], which `KeyStats::finish` and every merge call).
@@ -69,6 +75,7 @@ pub fn namespace_at<'k>(key: &'k [u8], shape: &KeyShape, separator: u8, depth: u
 }
 
 impl ExpiryHistogram {
+    /// Empty; `depth` at least 1, `cap` the blocks and heavy cells kept before the cells widen.
     pub fn new(separator: u8, depth: usize, cap: usize) -> Self {
         ExpiryHistogram {
             separator,
@@ -86,6 +93,7 @@ impl ExpiryHistogram {
         self.cells.width_ms()
     }
 
+    /// Blocks and heavy cells kept before the cells widen ([`Cells::cap`]).
     pub fn cap(&self) -> usize {
         self.cells.cap
     }

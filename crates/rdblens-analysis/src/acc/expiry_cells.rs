@@ -40,9 +40,12 @@ pub const CELLS: usize = 60;
 /// and block starts never overflow; a file's absurd expiries stay counted.
 pub const TIME_LIMIT_MS: i64 = 1 << 60;
 
+/// Keys and their estimated memory.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KeysMemory {
+    /// Keys counted.
     pub keys: u64,
+    /// Their estimated memory, bytes.
     pub memory: u64,
 }
 
@@ -76,6 +79,7 @@ impl Block {
     }
 }
 
+/// Exact keys and memory per expiry cell: blocks of 60 cells, plus heavy cells (see the module docs).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cells {
     /// Most blocks kept (see the module docs).
@@ -93,11 +97,13 @@ pub fn align(t: i64, width: i64) -> i64 {
     t.div_euclid(width) * width
 }
 
+/// `t` clamped to +-[`TIME_LIMIT_MS`].
 pub fn clamp_time(t: i64) -> i64 {
     t.clamp(-TIME_LIMIT_MS, TIME_LIMIT_MS)
 }
 
 impl Cells {
+    /// An empty store of 1 s cells; `cap` at least 16.
     pub fn new(cap: usize) -> Self {
         Cells {
             cap: cap.max(16),
@@ -107,6 +113,7 @@ impl Cells {
         }
     }
 
+    /// Width of a cell, ms.
     pub fn width_ms(&self) -> i64 {
         RESOLUTIONS_MS[self.resolution]
     }
@@ -128,14 +135,17 @@ impl Cells {
         out
     }
 
+    /// Width of a block (60 cells), ms.
     pub fn block_ms(&self) -> i64 {
         self.width_ms() * CELLS as i64
     }
 
+    /// Blocks held.
     pub fn blocks(&self) -> usize {
         self.blocks.len()
     }
 
+    /// Heavy cells held (cells too full for a block).
     pub fn heavy_cells(&self) -> usize {
         self.heavy.len()
     }
@@ -213,6 +223,7 @@ impl Cells {
         }
     }
 
+    /// Widens every cell to `RESOLUTIONS_MS[resolution]` (clamped to the widest); nothing when not wider than now.
     pub fn coarsen_to(&mut self, resolution: usize) {
         if resolution <= self.resolution {
             return;

@@ -22,10 +22,14 @@ pub struct ClusterRule {
     pub min_keys: u64,
     /// ...and at least this share of all expiring keys.
     pub min_share: f64,
-    /// The audit's expiry-cluster thresholds, for the jitter advice.
+    /// The audit's expiry-cluster thresholds, for the jitter advice: the
+    /// share (0-1) of all expiring keys a 1-second window may hold...
     pub second_share: f64,
+    /// ...or this many keys, whichever is larger.
     pub second_keys: u64,
+    /// The share (0-1) of all expiring keys a 1-minute window may hold...
     pub minute_share: f64,
+    /// ...or this many keys, whichever is larger.
     pub minute_keys: u64,
 }
 
@@ -60,13 +64,15 @@ pub struct ActiveExpiry {
 /// A window of expiries standing far above its surroundings.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ExpiryCluster {
+    /// Start of the cluster, unix ms.
     pub start_ms: i64,
     /// Exclusive.
     pub end_ms: i64,
     /// Width of the windows it was found at (1 s, 10 s, 1 min, 10 min, 1 h).
     pub resolution_ms: i64,
-    /// Exact keys expiring in `[start_ms, end_ms)`, and their memory.
+    /// Exact keys expiring in `[start_ms, end_ms)`.
     pub keys: u64,
+    /// Their estimated memory, bytes.
     pub memory: u64,
     /// Share of all expiring keys.
     pub share: f64,
@@ -77,9 +83,11 @@ pub struct ExpiryCluster {
     pub namespaces: Vec<(String, u64)>,
     /// Keys not in a listed namespace.
     pub other_keys: u64,
+    /// Most a listed namespace's estimate can exceed its true count, keys.
     pub namespace_error: u64,
     /// Keys of the busiest second (when the cells are 1 s wide).
     pub peak_keys_per_second: Option<u64>,
+    /// What the server's active expiry needs for the cluster.
     pub active_expiry: ActiveExpiry,
     /// Uniform jitter (+- seconds) that brings the cluster under the audit's
     /// 1-second and 1-minute thresholds; 0 if it is under them already.
@@ -102,6 +110,7 @@ pub struct CellIndex<'h> {
 }
 
 impl<'h> CellIndex<'h> {
+    /// Block totals of `h` and their prefix sums.
     pub fn new(h: &'h ExpiryHistogram) -> Self {
         let blocks = h.cells.block_totals();
         let mut prefix = Vec::with_capacity(blocks.len() + 1);
@@ -296,10 +305,15 @@ pub fn namespaces_in(
     (ns, error)
 }
 
-/// Redis defaults the active-expiry model uses (expire.c, Redis 6-7).
+/// Server cycles per second (`hz`). This and the next three are the Redis
+/// defaults the active-expiry model uses (expire.c, Redis 6-7).
 pub const HZ: f64 = 10.0;
+/// Keys an expire cycle samples per loop (`ACTIVE_EXPIRE_CYCLE_KEYS_PER_LOOP`).
 pub const KEYS_PER_LOOP: f64 = 20.0;
+/// Share of expired keys among those sampled above which a cycle repeats
+/// (`ACTIVE_EXPIRE_CYCLE_ACCEPTABLE_STALE`, 10%).
 pub const ACCEPTABLE_STALE: f64 = 0.10;
+/// Share of a core the slow expire cycle may use (`ACTIVE_EXPIRE_CYCLE_SLOW_TIME_PERC`, 25%).
 pub const SLOW_CYCLE_CPU: f64 = 0.25;
 /// Assumed cost of deleting one expired small key, in seconds.
 pub const DELETE_SECONDS: f64 = 1e-6;

@@ -11,6 +11,7 @@ const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwx
 const ZERO_BYTES: [u8; 48] = [0; 48];
 const ZERO_TEXT: [u8; 64] = [b'A'; 64];
 
+/// Standard base64 of `bytes`, `=`-padded.
 pub fn to_base64(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     let mut at = 0;
@@ -36,6 +37,7 @@ pub fn to_base64(bytes: &[u8]) -> String {
     out
 }
 
+/// Decodes standard `=`-padded base64; `None` when malformed.
 pub fn from_base64(text: &str) -> Option<Vec<u8>> {
     let text = text.as_bytes();
     if !text.len().is_multiple_of(4) {
@@ -83,6 +85,7 @@ pub fn from_base64(text: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// Appends `v` as an unsigned LEB128 varint.
 pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
@@ -109,10 +112,12 @@ pub fn get_varint(bytes: &[u8], pos: &mut usize) -> Option<u64> {
     None
 }
 
+/// Maps a signed integer to an unsigned one, small magnitudes staying small (0, -1, 1, -2 -> 0, 1, 2, 3).
 pub fn zigzag(v: i64) -> u64 {
     ((v << 1) ^ (v >> 63)) as u64
 }
 
+/// The inverse of [`zigzag`].
 pub fn unzigzag(v: u64) -> i64 {
     ((v >> 1) as i64) ^ -((v & 1) as i64)
 }

@@ -18,13 +18,16 @@ use super::expiry_cells::align;
 /// Window widths with a sketch; a window of another width is summed from
 /// the coarsest of these that tiles it.
 pub const LEVELS_MS: [i64; 3] = [1_000, 60_000, 3_600_000];
+/// Rows per level (a key adds one counter in each).
 pub const ROWS: usize = 4;
+/// Counters per row.
 pub const WIDTH: usize = 1 << 14;
 const WIDTH_BITS: u32 = 14;
 
 /// Fixed seed (the hash must be the same on every host and build).
 const SEED: u64 = 0x9e37_79b9_7f4a_7c15;
 
+/// Keys per (expiry window, namespace hash), as Count-Min sketches (see the module docs).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NamespaceSketch {
     /// `[level][row][column]`, flattened.
@@ -83,6 +86,7 @@ impl NamespaceSketch {
         (std::f64::consts::E * n as f64 / WIDTH as f64).ceil() as u64
     }
 
+    /// Adds `other`'s counters in, saturating.
     pub fn merge(&mut self, other: &NamespaceSketch) {
         for (a, b) in self.counters.iter_mut().zip(&other.counters) {
             // Saturating adds of non-negative numbers: min(sum, MAX) in any order.
@@ -95,6 +99,7 @@ impl NamespaceSketch {
         self.counters.chunks(WIDTH)
     }
 
+    /// Bytes the counters take in memory (768 KiB).
     pub fn bytes(&self) -> usize {
         self.counters.len() * 4
     }

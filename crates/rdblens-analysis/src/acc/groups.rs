@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+/// Values by short name, kept in insertion order and read sorted by name.
 #[derive(Clone, Debug)]
 pub struct Groups<V> {
     entries: Vec<(Cow<'static, str>, V)>,
@@ -73,18 +74,22 @@ impl<V> Groups<V> {
         sorted.into_iter()
     }
 
+    /// The values, in insertion order.
     pub fn values(&self) -> impl Iterator<Item = &V> {
         self.entries.iter().map(|(_, v)| v)
     }
 
+    /// The value of `name`; `None` when nothing was counted under it.
     pub fn get(&self, name: &str) -> Option<&V> {
         self.entries.iter().find(|(n, _)| n == name).map(|(_, v)| v)
     }
 
+    /// Names held.
     pub fn len(&self) -> usize {
         self.entries.len()
     }
 
+    /// Whether no name is held.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }

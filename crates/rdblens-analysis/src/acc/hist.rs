@@ -1,3 +1,6 @@
+//! A bounded, mergeable histogram of non-negative integers (element counts,
+//! key-name lengths, idle times, LFU counters).
+
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -20,9 +23,13 @@ const SLOTS: usize = EXACT as usize + 54;
 pub struct Histogram {
     /// Empty until the first value.
     counts: Vec<u64>,
+    /// Values added.
     pub count: u64,
+    /// Their sum.
     pub sum: u128,
+    /// The smallest value added; `None` when empty.
     pub min: Option<u64>,
+    /// The largest value added; `None` when empty.
     pub max: Option<u64>,
 }
 
@@ -124,6 +131,7 @@ impl Histogram {
             .map(|(i, &n)| (lower_bound(i), n))
     }
 
+    /// Counts `v`.
     pub fn add(&mut self, v: u64) {
         *self.slot(v) += 1;
         self.count += 1;
@@ -132,6 +140,7 @@ impl Histogram {
         self.max = Some(self.max.map_or(v, |m| m.max(v)));
     }
 
+    /// Adds `o`'s counts in, saturating.
     pub fn merge(&mut self, o: Histogram) {
         for (b, n) in o.buckets() {
             let c = self.slot(b);
@@ -181,6 +190,7 @@ impl Histogram {
         Ok(())
     }
 
+    /// The mean of the values added; `None` when empty.
     pub fn mean(&self) -> Option<f64> {
         (self.count > 0).then(|| self.sum as f64 / self.count as f64)
     }

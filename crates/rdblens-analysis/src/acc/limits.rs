@@ -9,10 +9,14 @@ use super::top::{Metric, TopKeys};
 use super::Accumulate;
 use crate::facts::KeyFacts;
 
+/// Keys past, or within 10% under, one compact-encoding limit.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LimitGroup {
+    /// The limit's value on the target server (see [`LimitCheck::threshold`](crate::LimitCheck::threshold)).
     pub threshold: u64,
+    /// Keys past the limit.
     pub over_keys: u64,
+    /// Their estimated memory, bytes.
     pub over_memory: u64,
     /// Memory saved if every key over the limit were compact (where the model can tell).
     pub over_savings: u64,
@@ -20,19 +24,23 @@ pub struct LimitGroup {
     pub over_by_small_margin: u64,
     /// Within 10% under the limit.
     pub near_keys: u64,
+    /// Estimated memory of the keys near the limit, bytes.
     pub near_memory: u64,
     /// Largest keys over the limit.
     pub over_examples: TopKeys,
 }
 
+/// Keys past or near their compact-encoding limits, by limit.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Limits {
+    /// Example keys kept per limit.
     pub examples: usize,
     /// By limit name (`hash-max-listpack-entries`...).
     pub groups: BTreeMap<String, LimitGroup>,
 }
 
 impl Limits {
+    /// Empty, keeping `examples` example keys per limit.
     pub fn new(examples: usize) -> Self {
         Limits {
             examples,

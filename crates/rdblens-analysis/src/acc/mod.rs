@@ -27,6 +27,7 @@ use crate::facts::KeyFacts;
 
 /// What every accumulator does.
 pub trait Accumulate {
+    /// Folds one key in.
     fn add(&mut self, facts: &KeyFacts<'_>);
     /// Folds `other` in; must be associative and commutative.
     fn merge(&mut self, other: Self);

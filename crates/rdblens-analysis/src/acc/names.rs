@@ -14,6 +14,7 @@ use crate::keyshape::{bad_braces, KeyShape};
 /// Examples kept per problem.
 const EXAMPLES: usize = 5;
 
+/// A naming problem of the design rules (serialized kebab-case: `key-long`...).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum NameProblem {
@@ -32,6 +33,7 @@ pub enum NameProblem {
 }
 
 impl NameProblem {
+    /// Every problem, in declaration order (the order of [`KeyNames::problems`]).
     pub const ALL: [NameProblem; 6] = [
         NameProblem::KeyLong,
         NameProblem::KeyOver30,
@@ -42,6 +44,7 @@ impl NameProblem {
     ];
 }
 
+/// The naming problems of `key`, with `separator` as the namespace separator.
 pub fn problems(key: &[u8], separator: u8) -> impl Iterator<Item = NameProblem> {
     problems_shaped(key, &KeyShape::of(key, separator))
 }
@@ -63,22 +66,30 @@ pub fn problems_shaped(key: &[u8], shape: &KeyShape) -> impl Iterator<Item = Nam
     checks.into_iter().filter_map(|(p, hit)| hit.then_some(p))
 }
 
+/// Keys with one naming problem.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ProblemCount {
+    /// Keys with the problem.
     pub keys: u64,
+    /// Their estimated memory, bytes.
     pub memory: u64,
     /// The first keys in (db, key) order, for examples.
     pub examples: TopKeys,
 }
 
+/// Key-name lengths and naming problems.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct KeyNames {
+    /// Namespace separator, for [`NameProblem::KeyNoNamespace`].
     pub separator: u8,
+    /// Key-name lengths in bytes.
     pub lengths: Histogram,
+    /// Keys per naming problem; a problem no key has is absent.
     pub problems: BTreeMap<NameProblem, ProblemCount>,
 }
 
 impl KeyNames {
+    /// Empty, with `separator` as the namespace separator.
     pub fn new(separator: u8) -> Self {
         KeyNames {
             separator,

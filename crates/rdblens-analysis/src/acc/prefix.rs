@@ -14,11 +14,15 @@ use crate::facts::KeyFacts;
 /// Children kept per node, by depth (root's children first).
 const CAPS: [usize; 4] = [512, 64, 16, 8];
 
+/// One namespace prefix: its keys, and the deeper prefixes under it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PrefixNode {
+    /// Keys whose name starts with this prefix and a separator.
     pub totals: Counter,
+    /// The same keys and their memory, by TTL bucket.
     pub ttl: TtlBuckets,
-    /// Keys whose name ends at this prefix's next segment (no deeper prefix).
+    /// Deeper prefixes, each named by the key up to its next separator
+    /// (`user:1` under `user`); `None` at the last level or before one is seen.
     pub children: Option<Box<BoundedMap<PrefixNode>>>,
 }
 
@@ -35,13 +39,18 @@ impl Mergeable for PrefixNode {
     }
 }
 
+/// Keys and memory per namespace prefix, as a bounded tree.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Prefixes {
+    /// Namespace separator byte.
     pub separator: u8,
+    /// Levels of the tree (1-4).
     pub depth: usize,
+    /// Reference time for the TTL buckets, unix ms.
     pub now_ms: i64,
     /// Keys without any separator.
     pub unprefixed: Counter,
+    /// First-level prefixes (the bytes before the first separator), each with its deeper ones.
     pub root: BoundedMap<PrefixNode>,
 }
 
@@ -62,6 +71,7 @@ impl Prefixes {
         out
     }
 
+    /// An empty tree; `depth` is clamped to 1-4.
     pub fn new(separator: u8, depth: usize, now_ms: i64) -> Self {
         Prefixes {
             separator,

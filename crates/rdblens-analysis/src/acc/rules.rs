@@ -50,20 +50,33 @@ static SEPARATOR_MARKS: [u8; 256] = {
 /// One listed violating key.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KeyHit {
+    /// The hit's severity (before any override from the settings).
     pub severity: Severity,
+    /// Order within the rule: bytes at stake, or the LFU counter for hot-key.
     pub impact: u64,
+    /// Database number.
     pub db: u64,
+    /// The key's name (serialized as `key`, or `key_hex` when not UTF-8).
     #[serde(flatten)]
     pub key: KeyName,
+    /// Type name (serialized as `type`): `string`, `hash`..., `module:<name>`.
     #[serde(rename = "type")]
     pub type_name: String,
+    /// Encoding on the target server (`listpack`, `hashtable`...).
     pub encoding: String,
+    /// The measure the threshold applies to (unit per rule, see docs/audit.md).
     pub measured: u64,
+    /// The threshold passed; 0 for rules without one.
     pub threshold: u64,
+    /// A second measure where one is not enough (compressible: stored bytes); 0 otherwise.
     pub extra: u64,
+    /// What was measured: the config limit (encoding-miss), the rule that made the key big (bigkey-expiry), `idle` or `lfu` (cold-key).
     pub detail: Option<String>,
+    /// Estimated `MEMORY USAGE` of the key, bytes.
     pub memory: u64,
+    /// Memory a fix would give back, bytes, where the rule implies one.
     pub savings: Option<u64>,
+    /// Absolute expiry time, unix ms; `None` without a TTL.
     pub expiry_ms: Option<i64>,
     /// The value's shape, kept for the big-key rules only (big-string,
     /// big-collection, big-value-bytes), whose keys get split plans.
@@ -133,8 +146,11 @@ impl PartialOrd for KeyHit {
 /// Hits of one rule in one namespace.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NsTally {
+    /// Listed keys of the rule in the namespace.
     pub keys: u64,
+    /// Their estimated memory, bytes.
     pub memory: u64,
+    /// Their savings estimates summed, bytes.
     pub savings: u64,
 }
 
@@ -149,8 +165,11 @@ impl Mergeable for NsTally {
 /// Hits of one rule with one `detail` (a config limit, a cause).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DetailTally {
+    /// Listed keys of the rule with this detail.
     pub keys: u64,
+    /// Their estimated memory, bytes.
     pub memory: u64,
+    /// Their savings estimates summed, bytes.
     pub savings: u64,
     /// Hits with a savings estimate (encoding-miss: within the margin).
     pub fixable_keys: u64,
@@ -171,8 +190,11 @@ pub struct RuleTally {
     pub with_savings: u64,
     /// Keys that are counted but never listed (key-long's statistics level).
     pub unlisted: u64,
+    /// The listed keys, most severe then largest impact first; at most the rule's cap.
     pub listed: TopBy<KeyHit>,
+    /// Listed keys per namespace ([`namespace_of`]).
     pub namespaces: BoundedMap<NsTally>,
+    /// Listed keys per `detail`; empty for rules without one.
     pub details: Groups<DetailTally>,
 }
 
@@ -190,10 +212,12 @@ impl RuleTally {
         }
     }
 
+    /// Hits at any severity, listed or not (a long key is both a warn and an info hit of key-long).
     pub fn total_keys(&self) -> u64 {
         self.keys.iter().fold(0, |a, &b| a.saturating_add(b))
     }
 
+    /// Their estimated memory, bytes.
     pub fn total_memory(&self) -> u64 {
         self.memory.iter().fold(0, |a, &b| a.saturating_add(b))
     }
@@ -254,6 +278,7 @@ impl RuleTally {
 /// Small string keys of one namespace, and what they would take as fields.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SprawlTally {
+    /// Small string keys in the namespace.
     pub keys: u64,
     /// What the keys hold now: MEMORY USAGE plus keyspace overhead.
     pub memory: u64,
@@ -262,7 +287,9 @@ pub struct SprawlTally {
     pub keyspace: u64,
     /// Listpack entries for every (rest of the key, value) pair.
     pub entry_bytes: u64,
+    /// Longest field (the key after the namespace and separator), bytes.
     pub max_field_len: u64,
+    /// Longest value, bytes.
     pub max_value_len: u64,
 }
 
@@ -280,10 +307,13 @@ impl Mergeable for SprawlTally {
 /// The rule hits of a keyspace.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RuleHits {
+    /// Namespace separator, for the per-namespace breakdowns.
     pub separator: u8,
     /// Reference time for expired-in-snapshot (the snapshot's ctime unless `--now`).
     pub now_ms: i64,
+    /// The rule settings the keys were evaluated with.
     pub config: RuleConfig,
+    /// Tallies of the rules at least one key broke.
     pub rules: BTreeMap<RuleId, RuleTally>,
     /// small-key-sprawl, by namespace.
     pub sprawl: BoundedMap<SprawlTally>,
@@ -304,6 +334,7 @@ impl PartialEq for RuleHits {
 }
 
 impl RuleHits {
+    /// Empty, evaluating with `config`.
     pub fn new(config: &RuleConfig, separator: u8, now_ms: i64) -> Self {
         RuleHits {
             separator,

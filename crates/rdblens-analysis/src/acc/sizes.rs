@@ -116,6 +116,7 @@ impl Distribution {
             .map(|(i, &n)| (lower_bound(i), n))
     }
 
+    /// Counts `v`.
     pub fn add(&mut self, v: u64) {
         *self.slot(v) += 1;
         self.count += 1;
@@ -180,6 +181,7 @@ pub struct ValueSizes {
 }
 
 impl ValueSizes {
+    /// Counts one key's memory, length and (collections only) largest element.
     pub fn add(&mut self, f: &KeyFacts<'_>) {
         self.memory.add(f.memory);
         self.length.add(f.elements);
@@ -208,6 +210,7 @@ impl ValueSizes {
         )
     }
 
+    /// Adds `o`'s counts in, saturating.
     pub fn merge(&mut self, o: &ValueSizes) {
         self.memory.merge(&o.memory);
         self.length.merge(&o.length);

@@ -17,16 +17,21 @@ const TAGS: usize = 4096;
 /// form) it was two misses per key, 6% of a report.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SlotCount {
+    /// Keys in the slot.
     pub keys: u64,
+    /// Their estimated memory, bytes.
     pub memory: u64,
 }
 
+/// Keys and memory per cluster hash slot, and per hash tag.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(into = "SlotsRepr", try_from = "SlotsRepr")]
 pub struct Slots {
     /// Index = slot.
     counts: Vec<SlotCount>,
+    /// Keys and memory per hash tag (the bytes between the braces); 4096 tags kept exactly.
     pub hash_tags: BoundedMap<KeysMemory>,
+    /// Keys with a hash tag.
     pub keys_with_tag: u64,
     /// (slot, memory) of keys not yet in `counts` (complete only after
     /// [`Accumulate::finish`], which `KeyStats::finish`, every merge and

@@ -15,23 +15,36 @@ use crate::keyname::KeyName;
 /// however summaries are grouped when merged.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct KeyRecord {
+    /// Database number.
     pub db: u64,
+    /// The key's name (serialized as `key`, or `key_hex` when not UTF-8).
     #[serde(flatten)]
     pub key: KeyName,
+    /// Type name (serialized as `type`): `string`, `hash`..., `module:<name>`.
     #[serde(rename = "type")]
     pub type_name: String,
+    /// Encoding on the target server (`listpack`, `hashtable`...).
     pub encoding: String,
+    /// On-disk value type name, e.g. `hash_listpack`.
     pub rdb_type: String,
+    /// STRLEN for strings; members, fields or entries for collections.
     pub elements: u64,
+    /// Estimated `MEMORY USAGE` on the target server, bytes.
     pub memory: u64,
+    /// Bytes the value takes in the file.
     pub serialized_bytes: u64,
+    /// Longest element, bytes.
     pub max_element_len: u64,
+    /// Absolute expiry time, unix ms; `None` without a TTL.
     pub expiry_ms: Option<i64>,
+    /// LRU idle time in seconds, when the file records it.
     pub idle_seconds: Option<u64>,
+    /// LFU counter (0-255), when the file records it.
     pub lfu_freq: Option<u8>,
 }
 
 impl KeyRecord {
+    /// The record of one key.
     pub fn from_facts(f: &KeyFacts<'_>) -> Self {
         KeyRecord {
             db: f.db,
@@ -50,11 +63,15 @@ impl KeyRecord {
     }
 }
 
+/// What a top list ranks keys by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Metric {
+    /// Estimated memory (largest first).
     Memory,
+    /// Serialized bytes (largest first).
     Serialized,
+    /// Element count, collections only (largest first).
     Elements,
     /// LRU idle time (coldest first).
     Idle,
@@ -65,6 +82,7 @@ pub enum Metric {
 }
 
 impl Metric {
+    /// The key's value for this metric; `None` when it has none (no idle time, no LFU counter, a string for `Elements`).
     pub fn of(self, f: &KeyFacts<'_>) -> Option<u64> {
         match self {
             Metric::Memory => Some(f.memory),
@@ -91,7 +109,9 @@ const SORTED_INSERT_MAX: usize = 256;
 /// run after the last `add`: with a large N, `add` buffers.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TopKeys {
+    /// What the list ranks by.
     pub metric: Metric,
+    /// Keys kept at most (`--top`; the smaller of the two after a merge).
     pub n: usize,
     /// Sorted: largest first.
     pub keys: Vec<KeyRecord>,
@@ -114,6 +134,7 @@ fn rank(metric: Metric, r: &KeyRecord) -> (std::cmp::Reverse<u64>, u64, &[u8]) {
 }
 
 impl TopKeys {
+    /// An empty list of the `n` first keys by `metric`.
     pub fn new(metric: Metric, n: usize) -> Self {
         TopKeys {
             metric,
@@ -200,13 +221,18 @@ impl Accumulate for TopKeys {
 /// Top keys by memory, serialized size and elements, overall and per type.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TopSet {
+    /// All keys by estimated memory.
     pub by_memory: TopKeys,
+    /// All keys by serialized bytes.
     pub by_serialized: TopKeys,
+    /// Collections by element count.
     pub by_elements: TopKeys,
+    /// The same three lists (memory, serialized, elements) per type name; all module values under `module`.
     pub per_type: BTreeMap<String, [TopKeys; 3]>,
 }
 
 impl TopSet {
+    /// Empty lists keeping `n` keys each.
     pub fn new(n: usize) -> Self {
         TopSet {
             by_memory: TopKeys::new(Metric::Memory, n),
@@ -271,6 +297,7 @@ impl Accumulate for TopSet {
 /// run after the last `insert`: with a large N, `insert` buffers.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TopBy<T> {
+    /// Items kept at most (the smaller of the two after a merge).
     pub n: usize,
     /// Sorted: smallest (first reported) first.
     pub items: Vec<T>,
@@ -280,6 +307,7 @@ pub struct TopBy<T> {
 }
 
 impl<T: Ord> TopBy<T> {
+    /// An empty list keeping the `n` smallest items.
     pub fn new(n: usize) -> Self {
         TopBy {
             n,
@@ -316,6 +344,7 @@ impl<T: Ord> TopBy<T> {
         self.items.is_sorted()
     }
 
+    /// Offers `item`: kept while it is among the `n` smallest.
     pub fn insert(&mut self, item: T) {
         if self.n == 0 {
             return;
@@ -332,6 +361,7 @@ impl<T: Ord> TopBy<T> {
         self.items.truncate(self.n);
     }
 
+    /// Folds `other` in, keeping the smaller `n`.
     pub fn merge(&mut self, mut other: Self) {
         self.n = self.n.min(other.n);
         self.pending.append(&mut other.items);

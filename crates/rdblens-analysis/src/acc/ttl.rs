@@ -45,16 +45,20 @@ pub fn ttl_bucket(expiry_ms: Option<i64>, now_ms: i64) -> usize {
 /// Keys and memory per TTL bucket.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TtlBuckets {
+    /// Keys per bucket, in the order of [`TTL_BUCKETS`].
     pub keys: [u64; 10],
+    /// Their estimated memory per bucket, bytes.
     pub memory: [u64; 10],
 }
 
 impl TtlBuckets {
+    /// Counts one key of `memory` bytes in `bucket` (an index into [`TTL_BUCKETS`]).
     pub fn add_at(&mut self, bucket: usize, memory: u64) {
         self.keys[bucket] += 1;
         self.memory[bucket] += memory;
     }
 
+    /// Adds `o`'s counts in, saturating.
     pub fn merge_from(&mut self, o: &TtlBuckets) {
         for i in 0..10 {
             self.keys[i] = self.keys[i].saturating_add(o.keys[i]);
@@ -63,10 +67,12 @@ impl TtlBuckets {
     }
 }
 
+/// Keys and memory by TTL bucket, relative to a reference time.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Ttl {
     /// Reference time, unix ms.
     pub now_ms: i64,
+    /// Keys and memory per bucket.
     pub buckets: TtlBuckets,
 }
 

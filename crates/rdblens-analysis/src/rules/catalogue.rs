@@ -16,8 +16,10 @@ pub enum Severity {
 }
 
 impl Severity {
+    /// Every severity, lowest first.
     pub const ALL: [Severity; 3] = [Severity::Info, Severity::Warn, Severity::Crit];
 
+    /// The name in rules files and reports: `info`, `warn` or `crit`.
     pub fn name(self) -> &'static str {
         match self {
             Severity::Info => "info",
@@ -26,6 +28,7 @@ impl Severity {
         }
     }
 
+    /// The severity named `s` (surrounding whitespace ignored); `None` for any other text.
     pub fn parse(s: &str) -> Option<Severity> {
         Severity::ALL.into_iter().find(|v| v.name() == s.trim())
     }
@@ -119,6 +122,7 @@ rule_ids! {
 }
 
 impl RuleId {
+    /// The rule named `s` as in design-rules.md (surrounding whitespace ignored); `None` for an unknown name.
     pub fn parse(s: &str) -> Option<RuleId> {
         let s = s.trim();
         RuleId::ALL.iter().copied().find(|r| r.name() == s)

@@ -13,10 +13,13 @@ use crate::keyshape::{bad_braces, bad_char};
 /// One rule broken by one key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Hit {
+    /// The rule broken.
     pub rule: RuleId,
+    /// The rule's severity for this key (the audit applies any override from the settings).
     pub severity: Severity,
     /// The measure the threshold applies to (unit per rule, see docs/audit.md).
     pub measured: u64,
+    /// The threshold passed, in the measure's unit; 0 for rules without one.
     pub threshold: u64,
     /// A second measure where one is not enough (compressible: stored bytes).
     pub extra: u64,
@@ -37,6 +40,7 @@ pub struct Hit {
 pub struct Enabled(u32);
 
 impl Enabled {
+    /// The rules `cfg` leaves on.
     pub fn new(cfg: &RuleConfig) -> Self {
         Enabled(
             RuleId::ALL
@@ -46,6 +50,7 @@ impl Enabled {
         )
     }
 
+    /// Whether rule `r` is on.
     pub fn on(&self, r: RuleId) -> bool {
         self.0 & (1 << (r as u32)) != 0
     }

@@ -25,6 +25,7 @@ fn split_number(s: &str) -> Option<(u64, String)> {
 }
 
 impl ByteSize {
+    /// Parses a size: a number with an optional binary unit (`b`, `k`/`kb`/`kib` up to `t`), any case; an error naming the text otherwise.
     pub fn parse(s: &str) -> Result<ByteSize, String> {
         let bad = || format!("{s:?} is not a size (examples: 4096, 10KiB, 1MiB, 2GiB)");
         let (n, unit) = split_number(s).ok_or_else(bad)?;
@@ -41,6 +42,7 @@ impl ByteSize {
 }
 
 impl Seconds {
+    /// Parses a duration: a number with an optional unit (`s`, `m`/`min`, `h`, `d`, `w`); an error naming the text otherwise.
     pub fn parse(s: &str) -> Result<Seconds, String> {
         let bad = || format!("{s:?} is not a duration (examples: 3600, 90m, 12h, 30d)");
         let (n, unit) = split_number(s).ok_or_else(bad)?;
