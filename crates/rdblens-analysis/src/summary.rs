@@ -148,7 +148,7 @@ impl KeyStats {
     pub fn add(&mut self, f: &KeyFacts<'_>) {
         if is_dropped_on_load(f.kind, f.elements) {
             // Not a key the server would have: named apart, counted nowhere else.
-            return self.empty.add(f);
+            return self.add_empty(f);
         }
         self.totals.add(f);
         self.databases.entry(f.db).or_default().add(f);
@@ -183,6 +183,13 @@ impl KeyStats {
         self.slots.add_shaped(f, &shape);
         self.access.add(f);
         self.rules.add_shaped(f, &shape);
+    }
+
+    /// Rare (old server bugs): kept out of line, off the per-key path.
+    #[cold]
+    #[inline(never)]
+    fn add_empty(&mut self, f: &KeyFacts<'_>) {
+        self.empty.add(f);
     }
 
     /// Completes what `add` buffers (the expiry histogram's pending keys);

@@ -65,10 +65,12 @@ const MAX_WORD: u16 = 28;
 /// so that it neither wraps nor widens the table; elsewhere `short_key`'s
 /// form. JSON, CSV and piped tables keep the whole name.
 pub(crate) fn key_text(opts: &ReportOptions, key: &[u8]) -> String {
-    unbreakable(
-        opts,
-        cut_middle(opts, crate::format::short_key(key), usize::from(MIN_TEXT_WIDTH)),
-    )
+    key_text_within(opts, key, usize::from(MIN_TEXT_WIDTH))
+}
+
+/// [`key_text`] cut to `max` characters (a name after an indent).
+pub(crate) fn key_text_within(opts: &ReportOptions, key: &[u8], max: usize) -> String {
+    unbreakable(opts, cut_middle(opts, crate::format::short_key(key), max))
 }
 
 /// `text` cut in the middle to `max` characters (at least 3) with an

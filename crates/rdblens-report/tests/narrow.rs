@@ -29,3 +29,30 @@ fn all_types_at_80_columns() {
     assert!(wide.is_empty(), "{} lines over 80 columns: {wide:#?}", wide.len());
     insta::assert_snapshot!(text);
 }
+
+#[test]
+fn long_namespaces_and_hash_tags_are_cut_in_the_middle() {
+    let path = format!("{}/../../{ALL_TYPES}", env!("CARGO_MANIFEST_DIR"));
+    let data = std::fs::read(&path).expect("the fixture reads"); // ok: unit test
+    let mut summary = analyze_bytes(&data, ALL_TYPES, &Options::default()).expect("analyses"); // ok: unit test
+                                                                                               // A heavy namespace with a long name, and a long hash tag.
+    for i in 0..50 {
+        let key = format!("tenant-with-a-rather-long-name:{{a-very-long-hash-tag-name}}:{i}");
+        let facts = rdblens_analysis::KeyFacts::synthetic(key.as_bytes(), None, 1 << 20);
+        summary.keys.add(&facts);
+    }
+    summary.keys.finish();
+    let narrow = ReportOptions {
+        width: Some(80),
+        ..ReportOptions::default()
+    };
+    let text = rdblens_report::to_table(&summary, &narrow);
+    assert!(text.lines().all(|l| l.chars().count() <= 80));
+    // 22 characters, an indented child 2 fewer: the column stays as narrow.
+    assert!(text.contains("│ \"tenant-wi…-long-name\" ┆   50 ┆"), "{text}");
+    assert!(text.contains("│   \"tenant-w…tag-name}\" ┆   50 ┆"), "{text}");
+    assert!(text.contains("│ \"a-very-lo…h-tag-name\" ┆   50 ┆"), "{text}");
+    // Piped, the names are whole.
+    let piped = rdblens_report::to_table(&summary, &ReportOptions::default());
+    assert!(piped.contains("\"tenant-with-a-rather-long-name\""));
+}

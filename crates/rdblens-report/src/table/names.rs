@@ -7,8 +7,8 @@ use std::fmt::Write;
 use comfy_table::{Cell, Table};
 use rdblens_analysis::acc::names::NameProblem;
 
-use crate::cells::{bars_table, heading, right, table};
-use crate::format::{human_bytes, percent, short_key, thousands};
+use crate::cells::{bars_table, heading, key_text, key_text_within, right, table, MIN_TEXT_WIDTH};
+use crate::format::{human_bytes, percent, thousands};
 use crate::model::{Group, KeyNamesJson, LimitJson, PrefixJson, PrefixesJson, ReportJson, SlotsJson};
 
 /// Memory per type and encoding, then the keys over each limit.
@@ -138,7 +138,14 @@ pub(crate) fn prefixes(out: &mut String, r: &ReportJson<'_>, p: &PrefixesJson<'_
     for node in p.namespaces.iter().take(r.options.top) {
         let add = |t: &mut Table, indent: &str, n: &PrefixJson| {
             t.add_row(vec![
-                Cell::new(format!("{indent}{}", short_key(n.prefix.as_bytes()))),
+                Cell::new(format!(
+                    "{indent}{}",
+                    key_text_within(
+                        r.options,
+                        n.prefix.as_bytes(),
+                        usize::from(MIN_TEXT_WIDTH) - indent.len()
+                    )
+                )),
                 right(thousands(n.totals.keys)),
                 right(human_bytes(n.totals.memory)),
                 right(percent(n.totals.memory, total)),
@@ -198,7 +205,7 @@ pub(crate) fn slots(out: &mut String, r: &ReportJson<'_>, j: &SlotsJson) {
         let mut t = table(opts, &["hash tag", "keys", "memory"]);
         for tag in j.hash_tags.iter().take(opts.top.min(10)) {
             t.add_row(vec![
-                Cell::new(short_key(tag.tag.as_bytes())),
+                Cell::new(key_text(opts, tag.tag.as_bytes())),
                 right(thousands(tag.keys)),
                 right(human_bytes(tag.memory)),
             ]);

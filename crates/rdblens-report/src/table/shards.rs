@@ -7,7 +7,7 @@ use comfy_table::Cell;
 use rdblens_analysis::shard::format_ranges;
 
 use crate::cells::{heading, right, table};
-use crate::format::{human_bytes, percent, short_key, thousands};
+use crate::format::{human_bytes, percent, thousands};
 use crate::model::ReportJson;
 
 /// Ranges for a table cell: the first few, then how many more.
@@ -45,7 +45,11 @@ pub(crate) fn render(out: &mut String, r: &ReportJson<'_>) {
     );
     for x in &j.shards {
         let biggest = x.biggest_key.map_or("-".into(), |k| {
-            format!("{} ({})", short_key(k.key.as_bytes()), human_bytes(k.memory))
+            format!(
+                "{} ({})",
+                crate::cells::key_text(r.options, k.key.as_bytes()),
+                human_bytes(k.memory)
+            )
         });
         t.add_row(vec![
             Cell::new(x.path),
