@@ -102,14 +102,6 @@ pub enum ErrorKind {
     /// Any other value or record that breaks the format (bad score, flag, tag or count).
     #[error("corrupt value: {0}")]
     BadValue(String),
-    /// The trailer CRC-64 does not match the file's bytes.
-    #[error("checksum mismatch: the file stores 0x{stored:016x}, its bytes hash to 0x{computed:016x}")]
-    ChecksumMismatch {
-        /// The CRC-64 the file stores after EOF.
-        stored: u64,
-        /// The CRC-64 of the bytes up to and including EOF.
-        computed: u64,
-    },
 }
 
 /// An error with its byte offset in the input and, when known, the key being read.
