@@ -42,9 +42,6 @@ use crate::release::Releaser;
 /// A key of this many bytes (see [`sampling_size`]) or more is always
 /// estimated; a smaller one with odds of its size over this.
 const SAMPLE_BYTES: u64 = 64 * 1024;
-/// Dumps smaller than this are estimated key by key (exact evidence), in
-/// a pass of their own (cheap at that size); `Options::sample_evidence_from`.
-pub(crate) const SAMPLE_EVIDENCE_FROM: usize = 64 << 20;
 /// What a key costs besides its value's bytes, in the sampling size: the
 /// key's own object and entry (so tiny values are not all left out).
 const KEY_OVERHEAD: u64 = 64;

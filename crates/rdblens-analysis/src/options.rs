@@ -30,6 +30,11 @@ impl fmt::Debug for Progress {
     }
 }
 
+/// Dumps smaller than this are estimated key by key for the allocator
+/// evidence (exact), in a pass of their own (cheap at that size); the
+/// default of [`Options::sample_evidence_from`].
+pub(crate) const SAMPLE_EVIDENCE_FROM: usize = 64 << 20;
+
 /// How to analyse.
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -87,7 +92,7 @@ impl Default for Options {
             progress: None,
             rules: RuleConfig::default(),
             skip_unknown: false,
-            sample_evidence_from: crate::allocator::SAMPLE_EVIDENCE_FROM,
+            sample_evidence_from: SAMPLE_EVIDENCE_FROM,
         }
     }
 }

@@ -20,9 +20,10 @@ use rdblens_analysis::{
 };
 
 use crate::common::{FilterArgs, ModelArgs};
-use crate::keyrow::{KeyRow, RowWriter};
+use crate::keyrow::KeyRow;
 use crate::output::{is_broken_pipe, Output};
 use crate::progress::FilesProgress;
+use crate::rows::RowWriter;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum KeysFormat {

@@ -27,6 +27,7 @@ mod output;
 mod parquet_rows;
 mod progress;
 mod report;
+mod rows;
 mod summary_file;
 
 use std::io::Write;
