@@ -6,12 +6,13 @@
 
 use crate::acc::bounded::BoundedMap;
 use crate::acc::counter::Counter;
-use crate::acc::empty::EMPTY_NAMED;
+use crate::acc::empty::{is_dropped_on_load, EMPTY_NAMED};
 use crate::acc::hist::Histogram;
 use crate::acc::top::{KeyRecord, Metric, TopKeys};
 use crate::shard::ShardStats;
 use crate::slot::SLOTS;
 use crate::summary::{KeyStats, Summary, DAMAGE_KEPT, SUMMARY_VERSION};
+use rdblens_parser::TypeKind;
 
 mod acc;
 
@@ -93,6 +94,26 @@ impl Checker {
     pub(crate) fn count(&mut self, field: &str, v: u64) -> Checked {
         if v > MAX_COUNT {
             return Err(self.fail_at(field, format!("{v} is over the limit of summaries (2^53)")));
+        }
+        Ok(())
+    }
+
+    /// `field`, a list of the first `cap` of `total` things (counted in
+    /// `total_name`), holds exactly `len = min(total, cap)` records.
+    pub(crate) fn first_kept(
+        &mut self,
+        field: &str,
+        len: usize,
+        total_name: &str,
+        total: u64,
+        cap: usize,
+    ) -> Checked {
+        let kept = usize::try_from(total).map_or(cap, |t| t.min(cap));
+        if len != kept {
+            return Err(self.fail_at(
+                field,
+                format!("{len} records, {total_name} {total} (the first {cap} are kept)"),
+            ));
         }
         Ok(())
     }
@@ -388,41 +409,25 @@ fn key_stats(c: &mut Checker, s: &Summary) -> Checked {
         let e = &k.empty;
         c.count("keys", e.keys)?;
         c.count("serialized_bytes", e.serialized_bytes)?;
-        let named = usize::try_from(e.keys).map_or(EMPTY_NAMED, |n| n.min(EMPTY_NAMED));
-        if e.named.len() != named {
-            return Err(c.fail_at(
-                "named",
-                format!(
-                    "{} names, keys {} (the first {EMPTY_NAMED} are named)",
-                    e.named.len(),
-                    e.keys
-                ),
-            ));
+        c.first_kept("named", e.named.len(), "keys", e.keys, EMPTY_NAMED)?;
+        if !e.named.is_sorted() {
+            return Err(c.fail_at("named", "not in database and name order"));
         }
-        if !e.named.windows(2).all(|w| w[0] < w[1]) {
-            return Err(c.fail_at("named", "not in database and name order, or repeated"));
-        }
-        match e
-            .named
-            .iter()
-            .find(|k| !["list", "set", "zset", "hash"].contains(&k.type_name.as_str()))
-        {
+        let collection =
+            |name: &str| TypeKind::from_name(name).is_some_and(|kind| is_dropped_on_load(kind, 0));
+        match e.named.iter().find(|k| !collection(&k.type_name)) {
             Some(k) => Err(c.fail_at("named", format!("type {:?} is not a collection", k.type_name))),
             None => Ok(()),
         }
     })?;
     c.count("damaged_keys", k.damaged_keys)?;
-    let kept = usize::try_from(k.damaged_keys).map_or(DAMAGE_KEPT, |d| d.min(DAMAGE_KEPT));
-    if k.damage.len() != kept {
-        return Err(c.fail_at(
-            "damage",
-            format!(
-                "{} records, damaged_keys {} (the first {DAMAGE_KEPT} are kept)",
-                k.damage.len(),
-                k.damaged_keys
-            ),
-        ));
-    }
+    c.first_kept(
+        "damage",
+        k.damage.len(),
+        "damaged_keys",
+        k.damaged_keys,
+        DAMAGE_KEPT,
+    )?;
     if !k.damage.is_sorted_by_key(|d| d.offset) {
         return Err(c.fail_at("damage", "not in offset order"));
     }

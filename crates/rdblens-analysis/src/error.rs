@@ -54,10 +54,10 @@ mod tests {
 
     #[test]
     fn a_panic_becomes_an_internal_error_with_its_message() {
-        let r: Result<(), AnalysisError> = guarded(|| panic!("boom {}", 7));
+        let r: Result<(), AnalysisError> = guarded(|| panic!("boom {}", 7)); // ok: unit test (the panic under test)
         match r {
             Err(AnalysisError::Internal(m)) => assert_eq!(m, "a worker thread panicked: boom 7"),
-            other => panic!("expected an internal error, got {other:?}"),
+            other => panic!("expected an internal error, got {other:?}"), // ok: unit test
         }
         let ok: Result<u8, AnalysisError> = guarded(|| Ok(3));
         assert_eq!(ok.ok(), Some(3));

@@ -47,9 +47,16 @@ pub fn bar(value: u64, max: u64, width: usize) -> String {
     s
 }
 
-/// Unix ms as `YYYY-MM-DD HH:MM:SS` UTC (civil-from-days, Howard Hinnant's algorithm;
-/// a date crate would be the only dependency it needs).
+/// Unix ms as `YYYY-MM-DD HH:MM:SS` UTC.
 pub fn utc(ms: i64) -> String {
+    let (y, m, d, hh, mm, ss) = civil(ms);
+    format!("{y:04}-{m:02}-{d:02} {hh:02}:{mm:02}:{ss:02}")
+}
+
+/// Unix ms as (year, month, day, hour, minute, second), UTC
+/// (civil-from-days, Howard Hinnant's algorithm; a date crate would be the
+/// only dependency it needs).
+pub fn civil(ms: i64) -> (i64, i64, i64, i64, i64, i64) {
     let secs = ms.div_euclid(1000);
     let days = secs.div_euclid(86_400);
     let sod = secs.rem_euclid(86_400);
@@ -62,12 +69,7 @@ pub fn utc(ms: i64) -> String {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}",
-        sod / 3600,
-        (sod % 3600) / 60,
-        sod % 60
-    )
+    (y, m, d, sod / 3600, (sod % 3600) / 60, sod % 60)
 }
 
 /// A duration in the largest sensible unit: `45s`, `12m`, `3.5h`, `9.2d`.

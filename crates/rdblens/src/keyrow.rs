@@ -86,7 +86,7 @@ impl KeyRow {
 /// format redis-rdb-tools uses: microseconds only when not zero.
 pub fn iso_utc(ms: i64) -> String {
     let frac = ms.rem_euclid(1000);
-    let (y, m, d, hh, mm, ss) = civil(ms);
+    let (y, m, d, hh, mm, ss) = rdblens_report::format::civil(ms);
     if !(0..=9999).contains(&y) {
         // Outside four-digit years: the general (slower) formatting.
         let mut s = rdblens_report::format::utc(ms).replacen(' ', "T", 1);
@@ -118,24 +118,6 @@ pub fn iso_utc(ms: i64) -> String {
         s.push_str("000");
     }
     s
-}
-
-/// Unix ms as (year, month, day, hour, minute, second), UTC (the civil
-/// calendar algorithm `rdblens_report::format::utc` uses).
-fn civil(ms: i64) -> (i64, i64, i64, i64, i64, i64) {
-    let secs = ms.div_euclid(1000);
-    let days = secs.div_euclid(86_400);
-    let sod = secs.rem_euclid(86_400);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d, sod / 3600, (sod % 3600) / 60, sod % 60)
 }
 
 /// The CSV header: the field names of [`KeyRow`], in order (a test checks

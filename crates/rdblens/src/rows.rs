@@ -28,12 +28,12 @@ fn csv_record(line: &mut Vec<u8>, row: &KeyRow) {
     int(line, row.idle_seconds);
     int(line, row.lfu_freq);
     int(line, Some(row.slot));
-    line.extend_from_slice(if row.key_escaped { b"true" } else { b"false" });
+    plain(line, if row.key_escaped { "true" } else { "false" });
     if let Some(file) = &row.file {
-        line.push(b',');
         text(line, file);
-        line.pop();
     }
+    // Every field ends with a comma: the last one ends the record.
+    line.pop();
     line.push(b'\n');
 }
 

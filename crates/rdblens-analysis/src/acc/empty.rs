@@ -49,9 +49,11 @@ pub fn is_dropped_on_load(kind: TypeKind, elements: u64) -> bool {
 }
 
 impl EmptyCollections {
+    /// Keeps the first [`EMPTY_NAMED`] by database and name. Not deduplicated:
+    /// two entries alike are two keys (a dump that repeats a name, or two
+    /// shards), and `named` has one entry per key up to the cap.
     fn keep_first(&mut self) {
         self.named.sort();
-        self.named.dedup();
         self.named.truncate(EMPTY_NAMED);
     }
 }
@@ -118,6 +120,15 @@ mod tests {
         );
         assert_eq!(one.named[0].key.as_bytes(), b"k00");
         assert_eq!(one.named[9].key.as_bytes(), b"k09");
+    }
+
+    #[test]
+    fn a_name_met_twice_is_two_keys() {
+        let mut e = EmptyCollections::default();
+        e.add(&empty(0, b"twice", TypeKind::Hash));
+        e.add(&empty(0, b"twice", TypeKind::Hash));
+        // One entry per key, as the summary check asks (min(keys, cap)).
+        assert_eq!((e.keys, e.named.len()), (2, 2));
     }
 
     #[test]
