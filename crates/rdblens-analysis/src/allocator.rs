@@ -84,15 +84,15 @@ impl Sampler {
 }
 
 /// Sums under both builds, and the per-database key counts.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub(crate) struct Sums {
-    q8: f64,
-    q16: f64,
+    pub q8: f64,
+    pub q16: f64,
     /// Horvitz-Thompson variance estimates of the two sums.
-    var_q8: f64,
-    var_q16: f64,
+    pub var_q8: f64,
+    pub var_q16: f64,
     /// (keys, keys with a TTL) per database.
-    dbs: BTreeMap<u64, (u64, u64)>,
+    pub dbs: BTreeMap<u64, (u64, u64)>,
 }
 
 impl Sums {

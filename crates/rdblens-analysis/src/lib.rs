@@ -25,6 +25,7 @@
 pub mod acc;
 mod allocator;
 mod check;
+mod early;
 mod error;
 mod facts;
 mod files;
@@ -32,6 +33,7 @@ mod filter;
 mod keyname;
 pub mod keyshape;
 mod limits;
+mod mainpass;
 mod options;
 mod ordered;
 mod pipeline;

@@ -264,9 +264,10 @@ where
                                 settings.now_ms,
                                 batch,
                                 deferred.map(|d| (d, &mut sums)),
+                                false,
                                 |r| {
                                     out.push(match r {
-                                        Ok(facts) => KeyItem::Key(map(facts, settings)),
+                                        Ok((facts, _)) => KeyItem::Key(map(facts, settings)),
                                         Err(d) => KeyItem::Damaged(d),
                                     })
                                 },

@@ -1,15 +1,13 @@
-//! One pass over a mapped file: rayon workers take turns at the
-//! [`Walker`], which finds where entries start and end (cheap: lengths are
-//! prefixed), and each decodes the batch it walked, estimates memory and
-//! folds the facts into its own [`KeyStats`]; those merge into one.
+//! Analysing one file: the set-up both passes share (header, aux fields,
+//! target profile, allocator build, worker pool), the per-batch decoding,
+//! and [`analyze_bytes`], which runs the main pass ([`crate::mainpass`])
+//! and settles the allocator build.
 //!
-//! The set-up, the walker and the per-batch decoding are shared with
+//! The set-up and the per-batch decoding are shared with
 //! [`crate::ordered`], which streams one record per key in file order.
 
 use std::collections::BTreeMap;
-use std::sync::Mutex;
 
-use rayon::iter::{IntoParallelIterator, ParallelIterator};
 use rdblens_memory::allocator::Choice;
 use rdblens_memory::{Accuracy, Estimator, Profile};
 use rdblens_parser::{Entry, Error, Rdb, RdbFile, RdbString, Record, Scratch};
@@ -18,13 +16,11 @@ use crate::allocator::{Deferred, Sums};
 use crate::error::{guarded, AnalysisError};
 use crate::facts::{key_facts, key_facts_pair, KeyFacts};
 use crate::filter::KeyFilter;
+use crate::mainpass::main_pass;
 use crate::options::Options;
-use crate::release::{BatchDone, Releaser};
+use crate::release::Releaser;
 use crate::settings::Settings;
-use crate::summary::{
-    AccuracyInfo, AllocatorInfo, Checksum, Damage, FileInfo, KeyStats, Summary, SUMMARY_VERSION,
-};
-use crate::walker::Walker;
+use crate::summary::{AccuracyInfo, AllocatorInfo, Checksum, Damage, FileInfo, Summary, SUMMARY_VERSION};
 pub(crate) use crate::walker::{walk, WalkOutcome};
 
 fn text(s: &RdbString<'_>) -> String {
@@ -81,6 +77,13 @@ pub(crate) fn batch_start(batch: &[Record<'_>]) -> u64 {
     entries(batch).next().map_or(0, |e| e.offset)
 }
 
+/// The bytes of the file a batch spans, from its first key to the end of
+/// its last value.
+pub(crate) fn batch_span(batch: &[Record<'_>]) -> u64 {
+    let end = entries(batch).last().map_or(0, |e| e.offset + e.record_len);
+    end.saturating_sub(batch_start(batch))
+}
+
 fn damage(e: &Error) -> Damage {
     Damage {
         offset: e.offset(),
@@ -89,9 +92,10 @@ fn damage(e: &Error) -> Damage {
 }
 
 /// Decodes a batch: the facts of every key the filter admits, or the damage
-/// that stopped its decoding, in batch order. With `evidence`, also sums
-/// the allocator evidence over the batch's keys (every key: it is deferred
-/// only when no key filter is set).
+/// that stopped its decoding, in batch order, estimated for `profile`.
+/// With `evidence`, also sums the allocator evidence over the batch's keys
+/// (every key: it is deferred only when no key filter is set), and with
+/// `both` as well, hands out each key's facts for the other build too.
 #[allow(clippy::too_many_arguments)] // the hot loop's state, passed once per batch
 pub(crate) fn batch_facts(
     scratch: &mut Scratch,
@@ -101,7 +105,8 @@ pub(crate) fn batch_facts(
     now_ms: i64,
     batch: &[Record<'_>],
     evidence: Option<(&Deferred, &mut Sums)>,
-    mut each: impl FnMut(Result<&KeyFacts<'_>, Damage>),
+    both: bool,
+    mut each: impl FnMut(Result<(&KeyFacts<'_>, Option<&KeyFacts<'_>>), Damage>),
 ) {
     let estimator = Estimator::new(profile);
     let q16 = profile.quantum == 16;
@@ -129,66 +134,28 @@ pub(crate) fn batch_facts(
         let taken = evidence
             .as_ref()
             .and_then(|(d, _, _)| d.sampler.takes(entry, key));
-        let facts = match (taken, &mut evidence) {
-            (Some(p), Some((_, sums, other))) => {
-                key_facts_pair(entry, key, &estimator, other, scratch).map(|(facts, mine, theirs)| {
-                    let (a8, a16) = if q16 { (theirs, mine) } else { (mine, theirs) };
-                    sums.add(p, &a8, &a16);
-                    facts
-                })
+        match &mut evidence {
+            Some((_, sums, other)) if both || taken.is_some() => {
+                match key_facts_pair(entry, key, &estimator, other, scratch) {
+                    Ok(pair) => {
+                        if let Some(p) = taken {
+                            let (mine, theirs) = pair.estimates;
+                            let (a8, a16) = if q16 { (theirs, mine) } else { (mine, theirs) };
+                            sums.add(p, &a8, &a16);
+                        }
+                        if filter.admits_facts(&pair.mine, now_ms) {
+                            each(Ok((&pair.mine, both.then_some(&pair.theirs))));
+                        }
+                    }
+                    Err(e) => each(Err(damage(&e))),
+                }
             }
-            _ => key_facts(entry, key, &estimator, scratch),
-        };
-        match facts {
-            Ok(facts) if !filter.admits_facts(&facts, now_ms) => {}
-            Ok(facts) => each(Ok(&facts)),
-            Err(e) => each(Err(damage(&e))),
-        }
-    }
-}
-
-/// One worker's accumulators and reusable buffers.
-struct Worker {
-    stats: KeyStats,
-    /// The allocator evidence, when the main pass sums it.
-    evidence: Sums,
-    scratch: Scratch,
-    key_buf: Vec<u8>,
-}
-
-impl Worker {
-    fn new(settings: &Settings) -> Self {
-        Worker {
-            stats: KeyStats::new(settings),
-            evidence: Sums::default(),
-            scratch: Scratch::new(),
-            key_buf: Vec::new(),
-        }
-    }
-
-    /// Decodes and folds one batch, then signs it off for page release.
-    fn fold(
-        &mut self,
-        p: &Prepared<'_>,
-        filter: &KeyFilter,
-        releaser: Option<&Releaser<'_>>,
-        batch: &[Record<'_>],
-    ) {
-        let _done = BatchDone(releaser, batch_start(batch));
-        let stats = &mut self.stats;
-        batch_facts(
-            &mut self.scratch,
-            &mut self.key_buf,
-            &p.profile,
-            filter,
-            p.settings.now_ms,
-            batch,
-            p.deferred.as_ref().map(|d| (d, &mut self.evidence)),
-            |r| match r {
-                Ok(facts) => stats.add(facts),
-                Err(d) => stats.add_damage(d),
+            _ => match key_facts(entry, key, &estimator, scratch) {
+                Ok(facts) if !filter.admits_facts(&facts, now_ms) => {}
+                Ok(facts) => each(Ok((&facts, None))),
+                Err(e) => each(Err(damage(&e))),
             },
-        );
+        }
     }
 }
 
@@ -345,18 +312,26 @@ fn analyze(
     releaser: Option<&Releaser<'_>>,
 ) -> Result<Summary, AnalysisError> {
     let mut p = prepare(data, opts, releaser, AllocatorPass::InMainPass)?;
-    let (mut stats, mut outcome, evidence) = main_pass(&p, opts, releaser);
+    let mut pass = main_pass(&p, opts, releaser);
     if let Some(d) = p.deferred.take() {
-        let choice = evidence.decide(&p.profile, d.used_mem);
-        if choice.quantum == p.profile.quantum {
-            p.allocator = choice;
-        } else {
-            // The guess from the first keys was wrong: every estimate
-            // must be made again with the build the whole file shows.
-            p = prepare(data, opts, releaser, AllocatorPass::Decided(choice))?;
-            (stats, outcome, _) = main_pass(&p, opts, releaser);
+        let choice = pass.evidence.decide(&p.profile, d.used_mem);
+        let guess = p.profile.quantum;
+        match (pass.settled, pass.other) {
+            // The pass kept both builds to the end: take the one shown.
+            (None, Some(other)) if choice.quantum != guess => pass.stats = other,
+            (None, _) => {}
+            (Some(settled), _) if settled.quantum == choice.quantum => {}
+            (Some(_), _) => {
+                // Settled from part of the file, overturned by the whole
+                // (beyond three standard errors: rare): estimate again.
+                p = prepare(data, opts, releaser, AllocatorPass::Decided(choice.clone()))?;
+                pass = main_pass(&p, opts, releaser);
+            }
         }
+        p.profile.quantum = choice.quantum;
+        p.allocator = choice;
     }
+    let (mut stats, outcome) = (pass.stats, pass.outcome);
     stats.finish();
     let settings = p.settings.clone();
     Ok(Summary {
@@ -365,77 +340,4 @@ fn analyze(
         files: vec![file_info(path, p, outcome).with_shard(&stats)],
         keys: stats,
     })
-}
-
-/// Walks and folds every key: the stats, the walk's outcome and the
-/// allocator evidence (empty unless `p.deferred`).
-fn main_pass(
-    p: &Prepared<'_>,
-    opts: &Options,
-    releaser: Option<&Releaser<'_>>,
-) -> (KeyStats, WalkOutcome, Sums) {
-    let mut walker = Walker::new(
-        &p.rdb,
-        opts.batch_entries,
-        &opts.filter,
-        opts.progress.as_ref(),
-        releaser,
-    );
-    let (stats, evidence) = if p.threads == 1 {
-        // One thread does it all: a second one would only add hand-offs
-        // (and a second busy core to `--threads 1`).
-        let mut worker = Worker::new(&p.settings);
-        while let Some(batch) = walker.next_batch() {
-            worker.fold(p, &opts.filter, releaser, &batch);
-        }
-        (worker.stats, worker.evidence)
-    } else {
-        parallel(p, opts, releaser, &mut walker)
-    };
-    (stats, walker.finish(), evidence)
-}
-
-/// `p.threads` workers taking turns at the walker: each decodes the batch
-/// it has just walked, while it is in its core's cache.
-fn parallel(
-    p: &Prepared<'_>,
-    opts: &Options,
-    releaser: Option<&Releaser<'_>>,
-    walker: &mut Walker<'_, '_>,
-) -> (KeyStats, Sums) {
-    let settings = &p.settings;
-    let walker = Mutex::new(walker);
-    // One accumulator per worker, merged once at the end: far fewer
-    // merges (and 16384-slot tables) than a fold per stolen job.
-    let parts: Vec<Worker> = p.pool.install(|| {
-        (0..p.threads)
-            .into_par_iter()
-            .map(|_| {
-                let mut worker = Worker::new(settings);
-                loop {
-                    // A poisoned lock means another worker panicked: stop.
-                    let batch = match walker.lock() {
-                        Ok(mut w) => w.next_batch(),
-                        Err(_) => None,
-                    };
-                    let Some(batch) = batch else { break };
-                    worker.fold(p, &opts.filter, releaser, &batch);
-                }
-                // Buffered keys (expiry cells, slots, top lists) go in
-                // here, on every core at once, not in the serial merge.
-                worker.stats.finish();
-                worker
-            })
-            .collect()
-    });
-    let mut parts = parts.into_iter();
-    let (mut stats, mut evidence) = match parts.next() {
-        Some(w) => (w.stats, w.evidence),
-        None => (KeyStats::new(settings), Sums::default()),
-    };
-    for part in parts {
-        stats.merge(part.stats);
-        evidence = evidence.merge(part.evidence);
-    }
-    (stats, evidence)
 }
