@@ -21,21 +21,25 @@
 //! corpora; +55 % when it decoded every value of 1 KiB or more). So the
 //! report sums it inside the main pass ([`Deferred`]): it guesses the build
 //! from the first keys, analyses with that guess while summing the
-//! evidence, decides at the end, and analyses again only if the decision
-//! differs from the guess. `keys` writing one dump to a file does the
-//! same (`ordered::map_keys_in_order_rewindable`: it writes its records
-//! again after a wrong guess). Callers that cannot go back (`keys` to
-//! standard output) or that see only part of the file (key filters) run
-//! the separate pass ([`choose`]); both sum the same sample.
+//! evidence, and keeps the stats of the other build too until the
+//! evidence settles the build (`mainpass`), so a wrong guess costs no
+//! second pass. `keys`, whose records go out as they are made, runs the
+//! separate pass ([`choose`]) but stops it as soon as the part read settles
+//! the build (`early`), and sums the evidence in its walk to confirm it
+//! (`ordered::map_keys_in_order_rewindable`). Callers that see only part of
+//! the file (key filters) run the whole separate pass; all sum the same
+//! sample.
 
 use std::collections::BTreeMap;
 use std::hash::BuildHasher;
+use std::sync::{Mutex, OnceLock};
 
 use rayon::iter::{ParallelBridge, ParallelIterator};
 use rdblens_memory::allocator::{keyspace_tables, Choice, Evidence, BASELINE};
 use rdblens_memory::{Estimate, Estimator, Profile};
 use rdblens_parser::{Entry, Rdb, Record, Scratch};
 
+use crate::early::EarlyEvidence;
 use crate::options::Options;
 use crate::release::Releaser;
 
@@ -175,8 +179,20 @@ fn without_evidence(
     }
 }
 
+/// The build [`choose`] picked, and whether from part of the file only.
+pub(crate) struct Chosen {
+    pub choice: Choice,
+    /// Settled by the first part of the file ([`crate::early`]): the main
+    /// walk should sum the evidence of the whole file to confirm it.
+    pub from_part: bool,
+    /// The `used-mem` compared to, when there was evidence.
+    pub used_mem: Option<u64>,
+}
+
 /// Picks the quantum for `profile` (the file's writer, or the `--target`)
-/// with a pass of its own.
+/// with a pass of its own. With `early`, the pass stops as soon as the
+/// batches walked settle the build (see [`crate::early`]).
+#[allow(clippy::too_many_arguments)] // the pass's context, passed once
 pub(crate) fn choose(
     rdb: &Rdb<'_>,
     aux: &BTreeMap<String, String>,
@@ -185,12 +201,30 @@ pub(crate) fn choose(
     opts: &Options,
     pool: &rayon::ThreadPool,
     releaser: Option<&Releaser<'_>>,
-) -> Choice {
+    early: bool,
+) -> Chosen {
     match without_evidence(aux, profile, writer, opts.quantum) {
-        Ok(choice) => choice,
+        Ok(choice) => Chosen {
+            choice,
+            from_part: false,
+            used_mem: None,
+        },
         Err(used_mem) => {
             let sampler = Sampler::for_file(rdb.data().len(), opts.sample_evidence_from);
-            evidence(rdb, profile, sampler, pool, releaser).decide(profile, used_mem)
+            let len = rdb.data().len() as u64;
+            let early = early.then(|| match opts.settle_evidence_after {
+                Some((batches, q)) => EarlyEvidence::forced(used_mem, profile, len, batches, q),
+                None => EarlyEvidence::new(used_mem, profile, len),
+            });
+            let (choice, from_part) = match evidence(rdb, profile, sampler, pool, releaser, early) {
+                Evidenced::Whole(sums) => (sums.decide(profile, used_mem), false),
+                Evidenced::Settled(choice) => (choice, true),
+            };
+            Chosen {
+                choice,
+                from_part,
+                used_mem: Some(used_mem),
+            }
         }
     }
 }
@@ -232,6 +266,25 @@ pub(crate) fn defer(
         q8,
         q16,
     })
+}
+
+/// [`Deferred`] evidence to confirm a build settled from part of the file
+/// (`guess`), summed over the same sample as the separate pass.
+pub(crate) fn confirm(
+    rdb: &Rdb<'_>,
+    profile: &Profile,
+    used_mem: u64,
+    guess: u64,
+    sample_from: usize,
+) -> Deferred {
+    let (q8, q16) = profiles(profile);
+    Deferred {
+        used_mem,
+        guess,
+        sampler: Sampler::for_file(rdb.data().len(), sample_from),
+        q8,
+        q16,
+    }
 }
 
 fn profiles(profile: &Profile) -> (Profile, Profile) {
@@ -279,19 +332,36 @@ fn guess(rdb: &Rdb<'_>, q8: &Profile, q16: &Profile, used_mem: u64) -> u64 {
     }
 }
 
+/// What the separate pass found.
+enum Evidenced {
+    /// The sums over the whole file.
+    Whole(Sums),
+    /// The build the first part of the file settled on.
+    Settled(Choice),
+}
+
 fn evidence(
     rdb: &Rdb<'_>,
     profile: &Profile,
     sampler: Sampler,
     pool: &rayon::ThreadPool,
     releaser: Option<&Releaser<'_>>,
-) -> Sums {
+    early: Option<EarlyEvidence>,
+) -> Evidenced {
     let (q8, q16) = profiles(profile);
     let (e8, e16) = (Estimator::new(&q8), Estimator::new(&q16));
+    let early = early.map(Mutex::new);
+    let settled: OnceLock<Choice> = OnceLock::new();
 
-    // Batches of entries; damage ends the walk (the main pass reports it).
+    // Numbered batches of entries; damage ends the walk (the main pass
+    // reports it), and so does a settled build.
     let mut records = rdb.records();
+    let mut seq = 0u64;
+    let settled_ref = &settled;
     let batches = std::iter::from_fn(move || {
+        if settled_ref.get().is_some() {
+            return None;
+        }
         let mut batch: Vec<Entry<'_>> = Vec::with_capacity(BATCH);
         for record in records.by_ref() {
             match record {
@@ -303,12 +373,13 @@ fn evidence(
                 break;
             }
         }
-        (!batch.is_empty()).then_some(batch)
+        seq += 1;
+        (!batch.is_empty()).then_some((seq - 1, batch))
     });
-    pool.install(|| {
+    let sums = pool.install(|| {
         batches
             .par_bridge()
-            .map(|batch| {
+            .map(|(seq, batch)| {
                 let mut scratch = Scratch::new();
                 let mut key_buf = Vec::new();
                 let mut sums = Sums::default();
@@ -330,8 +401,19 @@ fn evidence(
                 if let (Some(r), Some(first), Some(last)) = (releaser, batch.first(), batch.last()) {
                     r.release_unread(first.offset, last.offset + last.record_len);
                 }
+                if let (Some(early), Some(first), Some(last)) = (&early, batch.first(), batch.last()) {
+                    let span = last.offset + last.record_len - first.offset;
+                    // A poisoned lock: another worker panicked, which ends the pass.
+                    if let Some(choice) = early.lock().ok().and_then(|mut e| e.add(seq, span, sums.clone())) {
+                        let _ = settled.set(choice);
+                    }
+                }
                 sums
             })
             .reduce(Sums::default, Sums::merge)
-    })
+    });
+    match settled.into_inner() {
+        Some(choice) => Evidenced::Settled(choice),
+        None => Evidenced::Whole(sums),
+    }
 }

@@ -95,6 +95,8 @@ pub(crate) struct EarlyEvidence {
     folded: Folded,
     /// Answered (or gave up): nothing more is folded.
     settled: bool,
+    /// Tests: this answer once this many batches are folded.
+    forced: Option<(u64, Choice)>,
 }
 
 impl EarlyEvidence {
@@ -108,6 +110,27 @@ impl EarlyEvidence {
             next: 0,
             folded: Folded::default(),
             settled: false,
+            forced: None,
+        }
+    }
+
+    /// Tests: answers `quantum` once `batches` are folded, whatever the
+    /// sums say.
+    pub(crate) fn forced(
+        used_mem: u64,
+        profile: &Profile,
+        file_len: u64,
+        batches: u64,
+        quantum: u64,
+    ) -> Self {
+        let choice = Choice {
+            quantum,
+            basis: Basis::UsedMem,
+            reason: format!("settled after {batches} batches by a test"),
+        };
+        EarlyEvidence {
+            forced: Some((batches, choice)),
+            ..EarlyEvidence::new(used_mem, profile, file_len)
         }
     }
 
@@ -134,6 +157,9 @@ impl EarlyEvidence {
 
     /// The build, if the batches folded so far settle it.
     fn decide(&self) -> Option<Choice> {
+        if let Some((batches, choice)) = &self.forced {
+            return (self.next >= *batches).then(|| choice.clone());
+        }
         let f = &self.folded;
         let share = f.bytes / self.total;
         if f.batches < MIN_BATCHES || share < MIN_SHARE {

@@ -73,6 +73,12 @@ pub struct Options {
     /// sample of keys, inside the main pass; smaller ones key by key, in a
     /// pass of their own (`allocator` module). 64 MiB; tests lower it.
     pub sample_evidence_from: usize,
+    /// Tests only: the separate allocator pass of `keys` settles on this
+    /// quantum once this many batches are walked, whatever the evidence
+    /// says (a dump small enough for a test never settles early), so that
+    /// the walk confirming it can be overturned.
+    #[doc(hidden)]
+    pub settle_evidence_after: Option<(u64, u64)>,
 }
 
 impl Default for Options {
@@ -93,6 +99,7 @@ impl Default for Options {
             rules: RuleConfig::default(),
             skip_unknown: false,
             sample_evidence_from: SAMPLE_EVIDENCE_FROM,
+            settle_evidence_after: None,
         }
     }
 }

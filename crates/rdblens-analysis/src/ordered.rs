@@ -8,12 +8,11 @@
 //! At most about four waves exist at once, whatever the file size.
 //!
 //! The allocator build is settled before the first record goes out, by a
-//! pass of its own ([`map_keys_in_order`]), or, for callers that can throw
-//! their records away and start again (an output file not yet renamed into
-//! place), inside the walk as the report does: records are estimated with a
-//! guess from the first keys while the evidence is summed, and
-//! [`map_keys_in_order_rewindable`] answers [`InOrder::Again`] in the rare
-//! case the whole file overturns the guess.
+//! pass of its own over the whole file ([`map_keys_in_order`]), or by one
+//! that stops as soon as the part of the file it has read settles the
+//! build ([`map_keys_in_order_rewindable`], see [`crate::early`]): the walk
+//! then sums the evidence of every key to confirm it, and answers
+//! [`InOrder::Again`] in the rare case the whole file overturns it.
 
 use std::sync::mpsc::sync_channel;
 
@@ -56,12 +55,27 @@ pub enum InOrder {
 
 /// The allocator build a walk must be repeated with (see [`InOrder::Again`]).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Again(Choice);
+pub struct Again {
+    choice: Choice,
+    walked: Box<FileInfo>,
+}
 
 impl Again {
     /// The quantum the repeated walk estimates with.
     pub fn quantum(&self) -> u64 {
-        self.0.quantum
+        self.choice.quantum
+    }
+
+    /// Why: what the whole file's evidence says.
+    pub fn reason(&self) -> &str {
+        &self.choice.reason
+    }
+
+    /// What the walk that was overturned learnt of the file; its
+    /// `allocator` is the build its records assumed. A caller that cannot
+    /// discard the records it was given keeps them with this.
+    pub fn walked(&self) -> &FileInfo {
+        &self.walked
     }
 }
 
@@ -88,13 +102,15 @@ where
     Ok(info)
 }
 
-/// [`map_keys_in_order`] that sums the allocator evidence inside its walk
-/// (on dumps of `opts.sample_evidence_from` bytes or more, with no key
-/// filter) instead of in a pass of its own. The caller must be able to
-/// discard what `sink` was given when the answer is [`InOrder::Again`], and
-/// then call again with that `Again` as `again`: that walk is always
-/// [`InOrder::Done`], and its records and file are those
-/// [`map_keys_in_order`] gives.
+/// [`map_keys_in_order`] whose pass for the allocator build stops as soon
+/// as the part of the file it has read settles it (with no key filter);
+/// the walk then sums the evidence of every key to confirm the build. When
+/// the whole file overturns it (rare: the settlement allows for three
+/// standard errors), the answer is [`InOrder::Again`]: a caller that can
+/// discard what `sink` was given calls again with that `Again` as `again`,
+/// and that walk is always [`InOrder::Done`], its records and file those
+/// [`map_keys_in_order`] gives; one that cannot keeps the records, which
+/// [`Again::walked`] describes.
 pub fn map_keys_in_order_rewindable<T, M, S>(
     data: &[u8],
     path: &str,
@@ -166,12 +182,15 @@ where
     S: FnMut(KeyItem<T>) -> bool,
 {
     let pass = match again {
-        Some(Again(choice)) => AllocatorPass::Decided(choice),
-        None => AllocatorPass::InMainPass,
+        Some(again) => AllocatorPass::Decided(again.choice),
+        None => AllocatorPass::SeparateUntilSettled,
     };
     let (mut info, evidence) = map_in_order(data, path, opts, releaser, pass, map, sink)?;
     match evidence {
-        Some(Verdict::Overturned(choice)) => Ok(InOrder::Again(Again(choice))),
+        Some(Verdict::Overturned(choice)) => Ok(InOrder::Again(Again {
+            choice,
+            walked: Box::new(info),
+        })),
         Some(Verdict::Confirmed(choice)) => {
             info.allocator = Some(AllocatorInfo::of(&choice));
             Ok(InOrder::Done(Box::new(info)))

@@ -184,6 +184,11 @@ pub(crate) enum AllocatorPass {
     InMainPass,
     /// Already decided (the main pass again, after a wrong guess).
     Decided(Choice),
+    /// A pass of its own that stops as soon as the first part of the file
+    /// settles the build; the main walk then sums the evidence of the
+    /// whole file to confirm it (`keys`, which can write its records again
+    /// or say they are off).
+    SeparateUntilSettled,
 }
 
 pub(crate) fn prepare<'a>(
@@ -220,8 +225,9 @@ pub(crate) fn prepare<'a>(
         rdb.version(),
         rdb.dialect(),
     );
-    let separate =
-        |profile: &Profile| crate::allocator::choose(&rdb, &aux, profile, &writer, opts, &pool, releaser);
+    let separate = |profile: &Profile, early: bool| {
+        crate::allocator::choose(&rdb, &aux, profile, &writer, opts, &pool, releaser, early)
+    };
     let (allocator, deferred) = match pass {
         AllocatorPass::Decided(choice) => (choice, None),
         AllocatorPass::InMainPass if opts.filter.is_empty() => {
@@ -235,10 +241,25 @@ pub(crate) fn prepare<'a>(
                     (guess, Some(d))
                 }
                 Err(Some(choice)) => (choice, None),
-                Err(None) => (separate(&profile), None),
+                Err(None) => (separate(&profile, false).choice, None),
             }
         }
-        AllocatorPass::Separate | AllocatorPass::InMainPass => (separate(&profile), None),
+        AllocatorPass::SeparateUntilSettled => {
+            // A settled build can be confirmed only by a walk of every key.
+            let chosen = separate(&profile, opts.filter.is_empty());
+            let confirm = match chosen.used_mem {
+                Some(used_mem) if chosen.from_part => Some(crate::allocator::confirm(
+                    &rdb,
+                    &profile,
+                    used_mem,
+                    chosen.choice.quantum,
+                    opts.sample_evidence_from,
+                )),
+                _ => None,
+            };
+            (chosen.choice, confirm)
+        }
+        AllocatorPass::Separate | AllocatorPass::InMainPass => (separate(&profile, false).choice, None),
     };
     profile.quantum = allocator.quantum;
     Ok(Prepared {

@@ -108,7 +108,7 @@ fn rewound(data: &[u8], opts: &Options) -> (Rows, FileInfo, bool) {
 }
 
 #[test]
-fn keys_evidence_summed_in_the_walk_gives_the_separate_passs_records() {
+fn keys_rewindable_walk_gives_the_separate_passs_records() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/rdb");
     let mut seen = Vec::new();
     for folder in [
@@ -142,40 +142,57 @@ fn keys_evidence_summed_in_the_walk_gives_the_separate_passs_records() {
         }
     }
     assert_eq!(seen.len(), 20);
-    // On files this small the first keys point to quantum 16 and the whole
-    // file leaves the default 8: every walk here was repeated once (the
-    // next test covers the walk that is not).
-    assert!(seen.iter().all(|s| s.3), "{seen:?}");
+    // On files this small the separate pass never settles the build before
+    // its end, so there is nothing for the walk to confirm or overturn.
+    assert!(seen.iter().all(|s| !s.3), "{seen:?}");
 }
 
-/// `data` with its `used-mem` AUX value (a 32-bit integer encoding) set to
-/// `used_mem`; the checksum no longer matches, which the walk only notes.
-fn with_used_mem(data: &[u8], used_mem: u32) -> Vec<u8> {
-    let at = data.windows(8).position(|w| w == b"used-mem").unwrap() + 8;
-    assert_eq!(data[at], 0xc2, "used-mem stored as a 32-bit integer");
-    let mut out = data.to_vec();
-    out[at + 1..at + 5].copy_from_slice(&used_mem.to_le_bytes());
-    out
-}
-
+/// A build settled from the first part of the file is confirmed by the
+/// evidence the walk sums over every key; when the whole file overturns
+/// it, the rewindable walk answers `Again` with what the first walk
+/// assumed, and the walk repeated with the whole file's build gives the
+/// separate pass's records.
 #[test]
-fn keys_walk_is_not_repeated_when_the_evidence_confirms_the_guess() {
-    let path =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/rdb/valkey-7.2.7/all-types.rdb");
-    // A used-mem below both predictions: the first keys point to quantum 8,
-    // and the whole file, with no build fitting, leaves the default 8.
-    let data = with_used_mem(&std::fs::read(path).unwrap(), 1);
-    let opts = Options {
-        now_ms: Some(1_700_000_000_000),
-        sample_evidence_from: 0,
-        ..Options::default()
-    };
-    let (rows, info) = separate_pass(&data, &opts);
-    let (rows_in_walk, info_in_walk, repeated) = rewound(&data, &opts);
-    assert!(!repeated);
-    assert!(rows == rows_in_walk);
-    assert_eq!(info, info_in_walk);
-    let allocator = info_in_walk.allocator.unwrap();
-    assert_eq!((allocator.quantum, allocator.basis.as_str()), (8, "unclear"));
-    assert_eq!(rows.len(), 222);
+fn keys_walk_is_repeated_when_the_whole_file_overturns_an_early_settlement() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/rdb");
+    for folder in ["redis-7.0.15-debian", "redis-7.4.5", "valkey-7.2.7"] {
+        let data = std::fs::read(root.join(folder).join("all-types.rdb")).unwrap();
+        let opts = Options {
+            now_ms: Some(1_700_000_000_000),
+            sample_evidence_from: 0,
+            ..Options::default()
+        };
+        let (rows, info) = separate_pass(&data, &opts);
+        // The whole file leaves the default build (too small to tell).
+        let whole = info.allocator.as_ref().unwrap();
+        assert_eq!((whole.quantum, whole.basis.as_str()), (8, "unclear"), "{folder}");
+        for (settled, repeats) in [(16, true), (8, false)] {
+            let early = Options {
+                settle_evidence_after: Some((1, settled)),
+                ..opts.clone()
+            };
+            let first = map_keys_in_order_rewindable(&data, "x.rdb", &early, None, row, |_| true).unwrap();
+            match &first {
+                InOrder::Again(again) => {
+                    assert!(repeats, "{folder}: quantum {settled} overturned");
+                    assert_eq!(again.quantum(), 8);
+                    let assumed = again.walked().allocator.as_ref().unwrap();
+                    assert_eq!(assumed.quantum, 16);
+                    assert!(assumed.reason.contains("by a test"), "{}", assumed.reason);
+                }
+                InOrder::Done(done) => {
+                    assert!(!repeats, "{folder}: quantum {settled} confirmed");
+                    // Confirmed: the whole file's reason, as the report gives.
+                    assert_eq!(done.allocator, info.allocator, "{folder}");
+                }
+            }
+            let (rows_in_walk, info_in_walk, repeated) = rewound(&data, &early);
+            assert_eq!(repeated, repeats, "{folder}: quantum {settled}");
+            assert!(
+                rows == rows_in_walk,
+                "{folder}: quantum {settled}: records differ"
+            );
+            assert_eq!(info, info_in_walk, "{folder}: quantum {settled}");
+        }
+    }
 }

@@ -3,11 +3,12 @@
 //! written in sequence, so memory stays bounded whatever the file size.
 //!
 //! The allocator build the estimates assume is settled by a pass of its own
-//! before the first record goes out, except for one dump written to a file
-//! (`-o`): records go to a temporary file while the main pass sums the
-//! evidence, as `report` does, and in the rare case the whole dump
-//! overturns the guess from its first keys, that file is thrown away and
-//! the records written again (`InOrder::Again`).
+//! before the first record goes out, which stops as soon as the part of the
+//! dump it has read settles the build; the walk that writes the records
+//! then sums the evidence of the whole dump to confirm it. In the rare case
+//! the whole dump overturns it (`InOrder::Again`), one dump written to a
+//! file (`-o`) is written again, and records already sent to standard
+//! output stay as they are, with a warning that says how to get exact ones.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -15,8 +16,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use rdblens_analysis::{
-    map_file_keys_in_order, map_file_keys_in_order_rewindable, Damage, FileInfo, InOrder, KeyFacts, KeyItem,
-    Options, Settings,
+    map_file_keys_in_order_rewindable, Damage, FileInfo, InOrder, KeyFacts, KeyItem, Options, Settings,
 };
 
 use crate::common::{FilterArgs, ModelArgs};
@@ -133,8 +133,8 @@ pub fn run(args: &KeysArgs, opts: &Options) -> Result<KeysOutcome> {
         files: Vec::new(),
         damaged: 0,
     };
-    // Records of one dump to a file can be written again: sum the allocator
-    // evidence in the main pass instead of a pass of its own.
+    // Records of one dump to a file can be written again when the whole
+    // dump overturns the build the first part of it settled.
     let rewind = !several && output.can_start_over();
     for (i, (path, file)) in args.files.iter().zip(opened).enumerate() {
         let name = crate::input::input_name(path);
@@ -171,14 +171,24 @@ pub fn run(args: &KeysArgs, opts: &Options) -> Result<KeysOutcome> {
                 }
                 write_error.is_none()
             };
-            let walked = if rewind {
-                map_file_keys_in_order_rewindable(&file, &label, &opts, again.take(), row, sink)
-            } else {
-                map_file_keys_in_order(&file, &label, &opts, row, sink)
-                    .map(|info| InOrder::Done(Box::new(info)))
-            };
+            let walked = map_file_keys_in_order_rewindable(&file, &label, &opts, again.take(), row, sink);
             match walked.with_context(|| name.clone())? {
                 InOrder::Done(info) => break (*info, damaged, written),
+                InOrder::Again(decided) if !rewind => {
+                    // The records are out: say what they assumed.
+                    let info = decided.walked().clone();
+                    let assumed = info.allocator.as_ref().map_or(String::new(), |a| {
+                        format!("quantum {} ({}: {})", a.quantum, a.allocator, a.reason)
+                    });
+                    progress.eprintln(&format!(
+                        "rdblens: {name}: warning: the records' memory figures assume {assumed}; the whole \
+                         dump points to quantum {q} instead ({reason}): run again with --jemalloc-quantum {q} \
+                         for exact ones",
+                        q = decided.quantum(),
+                        reason = decided.reason(),
+                    ));
+                    break (info, damaged, written);
+                }
                 InOrder::Again(decided) => {
                     // Every record so far assumed the wrong build: start the
                     // output over (the temporary file is deleted unseen).
@@ -227,8 +237,9 @@ mod tests {
     }
 
     /// Runs `rdblens keys FIXTURE -o OUT --format FORMAT -q` with the
-    /// allocator evidence summed in the walk from `sample_from` bytes on.
-    fn keys_to_file(out: &std::path::Path, format: &str, sample_from: usize) -> Vec<u8> {
+    /// allocator evidence sampled (as on a big dump), the separate pass
+    /// settling on quantum `settle` after its first batch when given.
+    fn keys_to_file(out: &std::path::Path, format: &str, settle: Option<u64>) -> Vec<u8> {
         let fixture = concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../../fixtures/rdb/valkey-7.2.7/all-types.rdb"
@@ -237,16 +248,18 @@ mod tests {
         let cli = Cli::try_parse_from(["keys", fixture, "-o", out_arg, "--format", format, "-q"])
             .expect("arguments parse"); // ok: unit test
         let mut opts = prepare(&cli.keys).expect("flags"); // ok: unit test
-        opts.sample_evidence_from = sample_from;
+        opts.sample_evidence_from = 0;
+        opts.settle_evidence_after = settle.map(|q| (1, q));
         let outcome = run(&cli.keys, &opts).expect("keys runs"); // ok: unit test
         assert_eq!(outcome.files.len(), 1);
         std::fs::read(out).expect("output written") // ok: unit test
     }
 
-    /// On this small dump the first keys point to quantum 16 and the whole
-    /// file to the default 8: the walk that sums the evidence writes its
-    /// records, throws them away and writes them again. The file must be
-    /// what the separate pass writes, with no temporary file left behind.
+    /// The separate pass settles on quantum 16 after its first batch, and
+    /// the whole of this small dump leaves the default 8: the walk that
+    /// confirms it writes its records, throws them away and writes them
+    /// again. The file must be what the whole separate pass writes, with no
+    /// temporary file left behind.
     #[test]
     fn a_walk_started_over_writes_the_same_file() {
         let dir = tempfile::tempdir().expect("temp dir"); // ok: unit test
@@ -257,8 +270,8 @@ mod tests {
             &["csv", "jsonl"]
         };
         for &format in formats {
-            let separate = keys_to_file(&dir.path().join(format!("a.{format}")), format, usize::MAX);
-            let in_walk = keys_to_file(&dir.path().join(format!("b.{format}")), format, 0);
+            let separate = keys_to_file(&dir.path().join(format!("a.{format}")), format, None);
+            let in_walk = keys_to_file(&dir.path().join(format!("b.{format}")), format, Some(16));
             assert!(separate == in_walk, "{format}: outputs differ");
             let lines = in_walk.iter().filter(|&&b| b == b'\n').count();
             // 222 keys, and the CSV header.
