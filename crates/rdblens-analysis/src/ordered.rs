@@ -14,9 +14,9 @@
 //! then sums the evidence of every key to confirm it, and answers
 //! [`InOrder::Again`] in the rare case the whole file overturns it.
 
-use std::sync::mpsc::sync_channel;
+use std::collections::BTreeMap;
+use std::sync::{Condvar, Mutex};
 
-use rayon::iter::{IntoParallelRefIterator, ParallelIterator};
 use rdblens_memory::allocator::Choice;
 use rdblens_parser::{RdbFile, Scratch};
 
@@ -24,15 +24,15 @@ use crate::allocator::Sums;
 use crate::error::{guarded, panicked, AnalysisError};
 use crate::facts::KeyFacts;
 use crate::options::Options;
-use crate::pipeline::{batch_facts, batch_start, file_info, prepare, walk, AllocatorPass};
-use crate::release::Releaser;
+use crate::pipeline::{batch_facts, batch_start, file_info, prepare, AllocatorPass};
+use crate::release::{BatchDone, Releaser};
 use crate::settings::Settings;
 use crate::summary::{AllocatorInfo, Damage, FileInfo};
-use crate::walker::Batch;
+use crate::walker::Walker;
 
 /// Batches per worker in one wave: enough to keep every worker busy while
 /// one batch of the wave is slow.
-const BATCHES_PER_WORKER: usize = 2;
+const BATCHES_PER_WORKER: usize = 8;
 
 /// One key, in file order.
 #[derive(Clone, Debug, PartialEq)]
@@ -98,6 +98,7 @@ where
     M: Fn(&KeyFacts<'_>, &Settings) -> T + Sync,
     S: FnMut(KeyItem<T>) -> bool,
 {
+    let (map, sink) = plain(map, sink);
     let (info, _) = map_in_order(data, path, opts, None, AllocatorPass::Separate, map, sink)?;
     Ok(info)
 }
@@ -111,6 +112,11 @@ where
 /// and that walk is always [`InOrder::Done`], its records and file those
 /// [`map_keys_in_order`] gives; one that cannot keeps the records, which
 /// [`Again::walked`] describes.
+///
+/// `map` is also given a byte buffer per batch of keys, which `sink` gets
+/// with each result: a record's text can be written there on the worker
+/// (`map` returns where) and copied out by `sink`, with no allocation per
+/// key.
 pub fn map_keys_in_order_rewindable<T, M, S>(
     data: &[u8],
     path: &str,
@@ -121,8 +127,8 @@ pub fn map_keys_in_order_rewindable<T, M, S>(
 ) -> Result<InOrder, AnalysisError>
 where
     T: Send,
-    M: Fn(&KeyFacts<'_>, &Settings) -> T + Sync,
-    S: FnMut(KeyItem<T>) -> bool,
+    M: Fn(&KeyFacts<'_>, &Settings, &mut Vec<u8>) -> T + Sync,
+    S: FnMut(KeyItem<T>, &[u8]) -> bool,
 {
     rewindable(data, path, opts, None, again, map, sink)
 }
@@ -144,6 +150,7 @@ where
     let release = |start: usize, end: usize| file.release(start, end);
     let releaser = Releaser::new(&release);
     let pass = AllocatorPass::Separate;
+    let (map, sink) = plain(map, sink);
     let (info, _) = map_in_order(file.bytes(), path, opts, Some(&releaser), pass, map, sink)?;
     Ok(info)
 }
@@ -159,8 +166,8 @@ pub fn map_file_keys_in_order_rewindable<T, M, S>(
 ) -> Result<InOrder, AnalysisError>
 where
     T: Send,
-    M: Fn(&KeyFacts<'_>, &Settings) -> T + Sync,
-    S: FnMut(KeyItem<T>) -> bool,
+    M: Fn(&KeyFacts<'_>, &Settings, &mut Vec<u8>) -> T + Sync,
+    S: FnMut(KeyItem<T>, &[u8]) -> bool,
 {
     let release = |start: usize, end: usize| file.release(start, end);
     let releaser = Releaser::new(&release);
@@ -178,8 +185,8 @@ fn rewindable<T, M, S>(
 ) -> Result<InOrder, AnalysisError>
 where
     T: Send,
-    M: Fn(&KeyFacts<'_>, &Settings) -> T + Sync,
-    S: FnMut(KeyItem<T>) -> bool,
+    M: Fn(&KeyFacts<'_>, &Settings, &mut Vec<u8>) -> T + Sync,
+    S: FnMut(KeyItem<T>, &[u8]) -> bool,
 {
     let pass = match again {
         Some(again) => AllocatorPass::Decided(again.choice),
@@ -205,8 +212,29 @@ enum Verdict {
     Overturned(Choice),
 }
 
-/// One decoded batch: its records and the evidence over its keys.
-type Decoded<T> = (Vec<KeyItem<T>>, Sums);
+/// One decoded batch: its records, the bytes `map` wrote for them, and the
+/// evidence over its keys.
+type Decoded<T> = (Vec<KeyItem<T>>, Vec<u8>, Sums);
+
+/// A `map` and `sink` that use no batch bytes, as the two functions with
+/// batch bytes take them.
+#[allow(clippy::type_complexity)] // two closures, named by their bounds
+fn plain<T, M, S>(
+    map: M,
+    mut sink: S,
+) -> (
+    impl Fn(&KeyFacts<'_>, &Settings, &mut Vec<u8>) -> T + Sync,
+    impl FnMut(KeyItem<T>, &[u8]) -> bool,
+)
+where
+    M: Fn(&KeyFacts<'_>, &Settings) -> T + Sync,
+    S: FnMut(KeyItem<T>) -> bool,
+{
+    (
+        move |f: &KeyFacts<'_>, s: &Settings, _: &mut Vec<u8>| map(f, s),
+        move |item, _: &[u8]| sink(item),
+    )
+}
 
 /// The ordered walk; a panic in any of its threads (a bug) comes back as
 /// [`AnalysisError::Internal`].
@@ -221,8 +249,8 @@ fn map_in_order<T, M, S>(
 ) -> Result<(FileInfo, Option<Verdict>), AnalysisError>
 where
     T: Send,
-    M: Fn(&KeyFacts<'_>, &Settings) -> T + Sync,
-    S: FnMut(KeyItem<T>) -> bool,
+    M: Fn(&KeyFacts<'_>, &Settings, &mut Vec<u8>) -> T + Sync,
+    S: FnMut(KeyItem<T>, &[u8]) -> bool,
 {
     guarded(|| map_in_order_unguarded(data, path, opts, releaser, pass, map, sink))
 }
@@ -238,88 +266,91 @@ fn map_in_order_unguarded<T, M, S>(
 ) -> Result<(FileInfo, Option<Verdict>), AnalysisError>
 where
     T: Send,
-    M: Fn(&KeyFacts<'_>, &Settings) -> T + Sync,
-    S: FnMut(KeyItem<T>) -> bool,
+    M: Fn(&KeyFacts<'_>, &Settings, &mut Vec<u8>) -> T + Sync,
+    S: FnMut(KeyItem<T>, &[u8]) -> bool,
 {
     // Rows go out as keys are read: the allocator is settled first, or
-    // guessed while the evidence is summed (`pass`).
+    // confirmed while the evidence is summed (`pass`).
     let p = prepare(data, opts, releaser, pass)?;
     let deferred = p.deferred.as_ref();
     let mut evidence = Sums::default();
     let mut stopped = false;
-    let wave = p.threads.max(1) * BATCHES_PER_WORKER;
-    let (tx, rx) = sync_channel::<Batch<'_>>(wave);
-    let (done_tx, done_rx) = sync_channel::<Vec<Decoded<T>>>(1);
-    let (map, filter, profile, settings, pool) = (&map, &opts.filter, &p.profile, &p.settings, &p.pool);
-    let outcome = std::thread::scope(|scope| {
-        let walker = scope.spawn(|| {
-            walk(
-                &p.rdb,
-                opts.batch_entries,
-                filter,
-                opts.progress.as_ref(),
-                releaser,
-                move |batch| tx.send(batch).is_ok(),
-            )
-        });
-        scope.spawn(move || loop {
-            let batches: Vec<Batch<'_>> = rx.iter().take(wave).collect();
-            if batches.is_empty() {
-                break;
-            }
-            let decoded: Vec<Decoded<T>> = pool.install(|| {
-                batches
-                    .par_iter()
-                    .map_init(
-                        || (Scratch::new(), Vec::new()),
-                        |(scratch, key_buf), batch| {
-                            let mut out = Vec::with_capacity(batch.len());
-                            let mut sums = Sums::default();
-                            batch_facts(
-                                scratch,
-                                key_buf,
-                                profile,
-                                filter,
-                                settings.now_ms,
-                                batch,
-                                deferred.map(|d| (d, &mut sums)),
-                                false,
-                                |r| {
-                                    out.push(match r {
-                                        Ok((facts, _)) => KeyItem::Key(map(facts, settings)),
-                                        Err(d) => KeyItem::Damaged(d),
-                                    })
-                                },
-                            );
-                            (out, sums)
-                        },
-                    )
-                    .collect()
-            });
-            if let Some(r) = releaser {
-                for batch in &batches {
-                    r.batch_done(batch_start(batch));
-                }
-            }
-            // The consumer stopped: dropping `rx` here stops the walker too.
-            if done_tx.send(decoded).is_err() {
-                break;
-            }
-        });
-        // Batches merge in file order: the same sums for any thread count.
-        'consume: for decoded in done_rx {
-            for (items, sums) in decoded {
-                evidence = std::mem::take(&mut evidence).merge(sums);
-                for item in items {
-                    if !sink(item) {
-                        stopped = true;
-                        break 'consume;
+    let walker = Mutex::new((
+        Walker::new(
+            &p.rdb,
+            opts.batch_entries,
+            &opts.filter,
+            opts.progress.as_ref(),
+            releaser,
+        ),
+        0u64,
+    ));
+    let window = (p.threads.max(1) * BATCHES_PER_WORKER) as u64;
+    let order: InOrderQueue<Decoded<T>> = InOrderQueue::new(p.threads.max(1));
+    let (map, filter, profile, settings) = (&map, &opts.filter, &p.profile, &p.settings);
+    std::thread::scope(|scope| -> Result<(), AnalysisError> {
+        let workers: Vec<_> = (0..p.threads.max(1))
+            .map(|_| {
+                scope.spawn(|| {
+                    // Leaves the queue when done, also by a panic.
+                    let _leave = Leave(&order);
+                    let (mut scratch, mut key_buf) = (Scratch::new(), Vec::new());
+                    loop {
+                        // A poisoned lock means another worker panicked: stop.
+                        let next = match walker.lock() {
+                            Ok(mut w) if order.may_take(w.1, window) => w.0.next_batch().map(|b| {
+                                w.1 += 1;
+                                (w.1 - 1, b)
+                            }),
+                            _ => None,
+                        };
+                        let Some((seq, batch)) = next else { break };
+                        let _done = BatchDone(releaser, batch_start(&batch));
+                        let mut out = Vec::with_capacity(batch.len());
+                        let mut bytes = Vec::new();
+                        let mut sums = Sums::default();
+                        batch_facts(
+                            &mut scratch,
+                            &mut key_buf,
+                            profile,
+                            filter,
+                            settings.now_ms,
+                            &batch,
+                            deferred.map(|d| (d, &mut sums)),
+                            false,
+                            |r| {
+                                out.push(match r {
+                                    Ok((facts, _)) => KeyItem::Key(map(facts, settings, &mut bytes)),
+                                    Err(d) => KeyItem::Damaged(d),
+                                })
+                            },
+                        );
+                        order.put(seq, (out, bytes, sums));
                     }
+                })
+            })
+            .collect();
+        // Batches merge in file order: the same sums for any thread count.
+        'consume: while let Some((items, bytes, sums)) = order.take() {
+            evidence = std::mem::take(&mut evidence).merge(sums);
+            for item in items {
+                if !sink(item, &bytes) {
+                    stopped = true;
+                    break 'consume;
                 }
             }
         }
-        walker.join().map_err(|payload| panicked(payload.as_ref()))
+        // The consumer stopped (or every batch is in): the workers stop too.
+        order.close();
+        for w in workers {
+            w.join().map_err(|payload| panicked(payload.as_ref()))?;
+        }
+        Ok(())
     })?;
+    let outcome = match walker.into_inner() {
+        Ok((w, _)) => w.finish(),
+        Err(_) => return Err(AnalysisError::Internal("a worker panicked while walking".into())),
+    };
     // A consumer that stopped keeps nothing: the guess stands.
     let verdict = deferred.filter(|_| !stopped).map(|d| {
         let choice = evidence.decide(&p.profile, d.used_mem);
@@ -330,4 +361,98 @@ where
         }
     });
     Ok((file_info(path, p, outcome), verdict))
+}
+
+/// Decoded batches handed from the workers to the consumer in file order.
+/// Workers decode batches as they take them, so batch `n + 1` may be done
+/// before batch `n`; it waits here until `n` is taken. Workers wait before
+/// taking a batch more than a window ahead of the consumer, so memory stays
+/// bounded whatever the file size.
+struct InOrderQueue<T> {
+    state: Mutex<QueueState<T>>,
+    changed: Condvar,
+}
+
+struct QueueState<T> {
+    ready: BTreeMap<u64, T>,
+    /// The batch the consumer takes next.
+    next: u64,
+    /// Workers still decoding.
+    workers: usize,
+    /// The consumer has stopped: workers take no more batches.
+    closed: bool,
+}
+
+impl<T> InOrderQueue<T> {
+    fn new(workers: usize) -> Self {
+        InOrderQueue {
+            state: Mutex::new(QueueState {
+                ready: BTreeMap::new(),
+                next: 0,
+                workers,
+                closed: false,
+            }),
+            changed: Condvar::new(),
+        }
+    }
+
+    /// Whether a worker may take batch `seq`: waits while it is more than
+    /// `window` batches ahead of the consumer; false once the consumer stopped.
+    fn may_take(&self, seq: u64, window: u64) -> bool {
+        let Ok(mut s) = self.state.lock() else {
+            return false;
+        };
+        while !s.closed && seq >= s.next + window {
+            s = match self.changed.wait(s) {
+                Ok(s) => s,
+                Err(_) => return false,
+            };
+        }
+        !s.closed
+    }
+
+    fn put(&self, seq: u64, batch: T) {
+        if let Ok(mut s) = self.state.lock() {
+            s.ready.insert(seq, batch);
+        }
+        self.changed.notify_all();
+    }
+
+    /// The next batch in file order; `None` once every worker is done and
+    /// it never came (the walk ended).
+    fn take(&self) -> Option<T> {
+        let mut s = self.state.lock().ok()?;
+        loop {
+            let next = s.next;
+            if let Some(batch) = s.ready.remove(&next) {
+                s.next += 1;
+                drop(s);
+                self.changed.notify_all();
+                return Some(batch);
+            }
+            if s.workers == 0 {
+                return None;
+            }
+            s = self.changed.wait(s).ok()?;
+        }
+    }
+
+    fn close(&self) {
+        if let Ok(mut s) = self.state.lock() {
+            s.closed = true;
+        }
+        self.changed.notify_all();
+    }
+}
+
+/// Counts a worker out of the queue when dropped.
+struct Leave<'q, T>(&'q InOrderQueue<T>);
+
+impl<T> Drop for Leave<'_, T> {
+    fn drop(&mut self) {
+        if let Ok(mut s) = self.0.state.lock() {
+            s.workers -= 1;
+        }
+        self.0.changed.notify_all();
+    }
 }

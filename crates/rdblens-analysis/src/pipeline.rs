@@ -21,7 +21,7 @@ use crate::options::Options;
 use crate::release::Releaser;
 use crate::settings::Settings;
 use crate::summary::{AccuracyInfo, AllocatorInfo, Checksum, Damage, FileInfo, Summary, SUMMARY_VERSION};
-pub(crate) use crate::walker::{walk, WalkOutcome};
+pub(crate) use crate::walker::WalkOutcome;
 
 fn text(s: &RdbString<'_>) -> String {
     s.to_vec()

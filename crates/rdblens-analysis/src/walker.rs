@@ -241,21 +241,3 @@ impl<'a, 'w> Walker<'a, 'w> {
         self.out
     }
 }
-
-/// Walks the whole file, handing each batch to `send` until it returns false.
-pub(crate) fn walk<'a>(
-    rdb: &Rdb<'a>,
-    batch_entries: usize,
-    filter: &KeyFilter,
-    progress: Option<&Progress>,
-    releaser: Option<&Releaser<'_>>,
-    mut send: impl FnMut(Batch<'a>) -> bool,
-) -> WalkOutcome {
-    let mut walker = Walker::new(rdb, batch_entries, filter, progress, releaser);
-    while let Some(batch) = walker.next_batch() {
-        if !send(batch) {
-            break;
-        }
-    }
-    walker.finish()
-}

@@ -89,7 +89,8 @@ fn rewound(data: &[u8], opts: &Options) -> (Rows, FileInfo, bool) {
     let mut repeated = false;
     loop {
         let mut rows = Vec::new();
-        let done = map_keys_in_order_rewindable(data, "x.rdb", opts, again.take(), row, |item| {
+        let map = |f: &KeyFacts<'_>, s: &Settings, _: &mut Vec<u8>| row(f, s);
+        let done = map_keys_in_order_rewindable(data, "x.rdb", opts, again.take(), map, |item, _| {
             if let KeyItem::Key(r) = item {
                 rows.push(r);
             }
@@ -171,7 +172,9 @@ fn keys_walk_is_repeated_when_the_whole_file_overturns_an_early_settlement() {
                 settle_evidence_after: Some((1, settled)),
                 ..opts.clone()
             };
-            let first = map_keys_in_order_rewindable(&data, "x.rdb", &early, None, row, |_| true).unwrap();
+            let first =
+                map_keys_in_order_rewindable(&data, "x.rdb", &early, None, |f, s, _| row(f, s), |_, _| true)
+                    .unwrap();
             match &first {
                 InOrder::Again(again) => {
                     assert!(repeats, "{folder}: quantum {settled} overturned");

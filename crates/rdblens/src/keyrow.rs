@@ -44,7 +44,7 @@ pub struct KeyRow {
 }
 
 /// The type column as redis-rdb-tools names it.
-fn rdb_tools_type(kind: TypeKind) -> &'static str {
+pub fn rdb_tools_type(kind: TypeKind) -> &'static str {
     match kind {
         TypeKind::ZSet => "sortedset",
         other => other.name(),
@@ -53,11 +53,9 @@ fn rdb_tools_type(kind: TypeKind) -> &'static str {
 
 impl KeyRow {
     pub fn from_facts(f: &KeyFacts<'_>, now_ms: i64) -> Self {
-        // Control bytes (an ANSI escape would recolour a terminal, a
-        // newline would split a line for `grep`) are escaped as well.
-        let (key, key_escaped) = match std::str::from_utf8(f.key) {
-            Ok(text) if !text.chars().any(char::is_control) => (text.to_string(), false),
-            _ => (escape_bytes(f.key), true),
+        let (key, key_escaped) = match key_text(f.key) {
+            Some(text) => (text.to_string(), false),
+            None => (escape_bytes(f.key), true),
         };
         KeyRow {
             database: f.db,
@@ -82,9 +80,29 @@ impl KeyRow {
     }
 }
 
+/// The key as the key column shows it unescaped, or `None` when it must be
+/// escaped: bytes that are not UTF-8, or control characters (an ANSI escape
+/// would recolour a terminal, a newline would split a line for `grep`).
+pub fn key_text(key: &[u8]) -> Option<&str> {
+    // Printable ASCII, most keys: one pass over the bytes decides.
+    if key.iter().all(|b| (0x20..0x7f).contains(b)) {
+        return std::str::from_utf8(key).ok();
+    }
+    std::str::from_utf8(key)
+        .ok()
+        .filter(|text| !text.chars().any(char::is_control))
+}
+
 /// Unix ms as Python's `datetime.isoformat()` of a naive UTC datetime, the
 /// format redis-rdb-tools uses: microseconds only when not zero.
 pub fn iso_utc(ms: i64) -> String {
+    let mut out = Vec::with_capacity(26);
+    iso_utc_into(&mut out, ms);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// [`iso_utc`] appended to `out`.
+pub fn iso_utc_into(out: &mut Vec<u8>, ms: i64) {
     let frac = ms.rem_euclid(1000);
     let (y, m, d, hh, mm, ss) = rdblens_report::format::civil(ms);
     if !(0..=9999).contains(&y) {
@@ -93,31 +111,31 @@ pub fn iso_utc(ms: i64) -> String {
         if frac != 0 {
             s.push_str(&format!(".{:06}", frac * 1000));
         }
-        return s;
+        out.extend_from_slice(s.as_bytes());
+        return;
     }
     // Digits pushed one by one: `format!` per key was 3 % of `keys`.
-    let mut s = String::with_capacity(26);
-    let two = |s: &mut String, v: i64, sep: char| {
-        s.push(sep);
-        s.push(char::from(b'0' + (v / 10) as u8));
-        s.push(char::from(b'0' + (v % 10) as u8));
+    let digit = |v: i64| b'0' + (v % 10) as u8;
+    let two = |out: &mut Vec<u8>, v: i64, sep: u8| {
+        out.extend_from_slice(&[sep, digit(v / 10), digit(v)]);
     };
-    for div in [1000, 100, 10, 1] {
-        s.push(char::from(b'0' + (y / div % 10) as u8));
-    }
-    two(&mut s, m, '-');
-    two(&mut s, d, '-');
-    two(&mut s, hh, 'T');
-    two(&mut s, mm, ':');
-    two(&mut s, ss, ':');
+    out.extend_from_slice(&[digit(y / 1000), digit(y / 100), digit(y / 10), digit(y)]);
+    two(out, m, b'-');
+    two(out, d, b'-');
+    two(out, hh, b'T');
+    two(out, mm, b':');
+    two(out, ss, b':');
     if frac != 0 {
-        s.push('.');
-        for div in [100, 10, 1] {
-            s.push(char::from(b'0' + (frac / div % 10) as u8));
-        }
-        s.push_str("000");
+        out.extend_from_slice(&[
+            b'.',
+            digit(frac / 100),
+            digit(frac / 10),
+            digit(frac),
+            b'0',
+            b'0',
+            b'0',
+        ]);
     }
-    s
 }
 
 /// The CSV header: the field names of [`KeyRow`], in order (a test checks

@@ -23,7 +23,7 @@ use crate::common::{FilterArgs, ModelArgs};
 use crate::keyrow::KeyRow;
 use crate::output::{is_broken_pipe, Output};
 use crate::progress::FilesProgress;
-use crate::rows::RowWriter;
+use crate::rows::{csv_line, RowWriter};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum KeysFormat {
@@ -88,9 +88,32 @@ pub fn prepare(args: &KeysArgs) -> Result<Options> {
     Ok(opts)
 }
 
-/// One key's record.
-fn row(facts: &KeyFacts<'_>, settings: &Settings) -> KeyRow {
-    KeyRow::from_facts(facts, settings.now_ms)
+/// What a worker makes of one key: its CSV line, written in its batch's
+/// bytes (where), or its row (JSON lines and Parquet: the one writer
+/// serializes it).
+enum Made {
+    Line(std::ops::Range<usize>),
+    Row(Box<KeyRow>),
+}
+
+/// How the workers make each key's record for `format`, with `file` in
+/// the file column.
+fn maker(
+    format: KeysFormat,
+    file: Option<&str>,
+) -> impl Fn(&KeyFacts<'_>, &Settings, &mut Vec<u8>) -> Made + Sync + '_ {
+    move |facts, settings, bytes| match format {
+        KeysFormat::Csv => {
+            let start = bytes.len();
+            csv_line(bytes, facts, settings.now_ms, file);
+            Made::Line(start..bytes.len())
+        }
+        _ => {
+            let mut row = KeyRow::from_facts(facts, settings.now_ms);
+            row.file = file.map(str::to_string);
+            Made::Row(Box::new(row))
+        }
+    }
 }
 
 /// The output and its record writer, before the header.
@@ -157,21 +180,25 @@ pub fn run(args: &KeysArgs, opts: &Options) -> Result<KeysOutcome> {
                     progress.eprintln(&format!("rdblens: {name}: damaged key skipped: {}", d.message));
                 }
             };
-            let sink = |item: KeyItem<KeyRow>| {
+            let sink = |item: KeyItem<Made>, bytes: &[u8]| {
                 if write_error.is_some() {
                     return false;
                 }
                 match item {
-                    KeyItem::Key(mut row) => {
+                    KeyItem::Key(made) => {
                         written += 1;
-                        row.file = column.map(str::to_string);
-                        write_error = rows.write(&row).err();
+                        write_error = match made {
+                            Made::Line(at) => rows.write_line(&bytes[at]),
+                            Made::Row(row) => rows.write(&row),
+                        }
+                        .err();
                     }
                     KeyItem::Damaged(d) => report_damage(&d),
                 }
                 write_error.is_none()
             };
-            let walked = map_file_keys_in_order_rewindable(&file, &label, &opts, again.take(), row, sink);
+            let make = maker(args.format, column);
+            let walked = map_file_keys_in_order_rewindable(&file, &label, &opts, again.take(), make, sink);
             match walked.with_context(|| name.clone())? {
                 InOrder::Done(info) => break (*info, damaged, written),
                 InOrder::Again(decided) if !rewind => {
