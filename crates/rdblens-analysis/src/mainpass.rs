@@ -77,12 +77,19 @@ impl Worker {
     ) {
         let _done = BatchDone(releaser, batch_start(batch));
         self.settle(early, p.profile.quantum);
+        // While this worker keeps both builds, `stats` is the guess's
+        // (whatever another worker settled since); once it keeps one, that
+        // is the settled build's.
+        let profile = match self.other {
+            Some(_) => &p.profile,
+            None => early.profile(p),
+        };
         let (stats, other) = (&mut self.stats, &mut self.other);
         let mut sums = Sums::default();
         batch_facts(
             &mut self.scratch,
             &mut self.key_buf,
-            early.profile(p),
+            profile,
             filter,
             p.settings.now_ms,
             batch,
