@@ -97,6 +97,9 @@ pub(crate) struct EarlyEvidence {
     settled: bool,
     /// Tests: this answer once this many batches are folded.
     forced: Option<(u64, Choice)>,
+    /// The quantum whose prediction is closer to `used-mem` so far, once
+    /// enough batches are folded (settled or not).
+    closer: Option<u64>,
 }
 
 impl EarlyEvidence {
@@ -111,6 +114,7 @@ impl EarlyEvidence {
             folded: Folded::default(),
             settled: false,
             forced: None,
+            closer: None,
         }
     }
 
@@ -155,8 +159,15 @@ impl EarlyEvidence {
         None
     }
 
+    /// The quantum whose prediction from the batches folded so far is
+    /// closer to `used-mem`, once there are enough of them to tell (see
+    /// [`Self::add`]): a lean, not a settlement.
+    pub(crate) fn closer(&self) -> Option<u64> {
+        self.closer
+    }
+
     /// The build, if the batches folded so far settle it.
-    fn decide(&self) -> Option<Choice> {
+    fn decide(&mut self) -> Option<Choice> {
         if let Some((batches, choice)) = &self.forced {
             return (self.next >= *batches).then(|| choice.clone());
         }
@@ -175,6 +186,12 @@ impl EarlyEvidence {
             slack += s;
         }
         let fixed = (tables + BASELINE) as f64;
+        let used = self.used_mem as f64;
+        self.closer = Some(if (p16 + fixed - used).abs() < (p8 + fixed - used).abs() {
+            16
+        } else {
+            8
+        });
         let choice = Evidence {
             used_mem: self.used_mem,
             predicted_q8: p8 + fixed,

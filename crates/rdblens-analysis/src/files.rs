@@ -12,8 +12,8 @@ use std::sync::{Arc, Mutex};
 use rdblens_parser::RdbFile;
 
 use crate::error::AnalysisError;
+use crate::mainpass::analyze_file;
 use crate::options::{Options, Progress};
-use crate::pipeline::analyze_file;
 use crate::summary::Summary;
 
 /// One of several files that could not be analysed: which, and why.

@@ -53,12 +53,13 @@ pub use files::{analyze_files, plan_lanes, resolve_threads, FileError};
 pub use filter::{glob_match, KeyFilter, SizeBy, SizeRange, TtlFilter};
 pub use keyname::KeyName;
 pub use limits::LimitCheck;
+pub use mainpass::{analyze_bytes, analyze_file};
 pub use options::{Options, Progress};
 pub use ordered::{
     map_file_keys_in_order, map_file_keys_in_order_rewindable, map_keys_in_order,
     map_keys_in_order_rewindable, Again, InOrder, KeyItem,
 };
-pub use pipeline::{analyze_bytes, analyze_file, profile_for};
+pub use pipeline::profile_for;
 pub use settings::{join_differences, Difference, Setting, Settings, Shaping};
 pub use shard::ShardStats;
 pub use summary::{

@@ -1,33 +1,106 @@
-//! The main pass of the report: rayon workers take turns at the
-//! [`Walker`], each decodes the batch it walked, estimates memory and
-//! folds the facts into its own [`KeyStats`]; those merge into one.
+//! The report's analysis of one file: rayon workers take turns at the
+//! [`Walker`], each decodes the batch it walked, estimates memory and folds
+//! the facts into its own [`KeyStats`]; those merge into one.
 //!
-//! When the pass sums the allocator evidence it keeps both builds' stats
-//! until the evidence settles which one the file shows ([`Early`]).
+//! On a big dump the allocator build the estimates assume is decided by
+//! evidence summed in this same pass (`crate::allocator`), so the pass runs
+//! with a guess from the first keys and must end with the statistics of the
+//! build the whole file shows, without a second pass where it can:
+//!
+//! - the evidence is folded batch by batch ([`crate::early`]); once it
+//!   settles the build, the workers estimate for that build alone;
+//! - while it leans away from the guess, every key is estimated for both
+//!   builds and folded into two sets of statistics;
+//! - batches folded for the guess alone that turn out to need the other
+//!   build are estimated again at the end ([`catch_up`]): that costs what
+//!   the guess cost, not a whole pass.
+//!
+//! A guess the evidence never leans away from costs nothing; one it
+//! overturns costs the part read before it leaned away. Only a build
+//! settled from part of the file and overturned by the whole (beyond three
+//! standard errors) means a second pass.
 
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use rayon::iter::{IntoParallelIterator, ParallelIterator};
 use rdblens_memory::allocator::Choice;
 use rdblens_memory::Profile;
-use rdblens_parser::{Record, Scratch};
+use rdblens_parser::{RdbFile, Record, Scratch};
 
 use crate::allocator::Sums;
 use crate::early::EarlyEvidence;
-use crate::filter::KeyFilter;
+use crate::error::{guarded, AnalysisError};
 use crate::options::Options;
-use crate::pipeline::{batch_facts, batch_span, batch_start, Prepared};
+use crate::pipeline::{batch_facts, batch_span, batch_start, file_info, prepare, AllocatorPass, Prepared};
 use crate::release::{BatchDone, Releaser};
-use crate::summary::KeyStats;
+use crate::summary::{KeyStats, Summary, SUMMARY_VERSION};
 use crate::walker::{WalkOutcome, Walker};
+
+/// Analyses one file held in `data` (usually a memory map).
+pub fn analyze_bytes(data: &[u8], path: &str, opts: &Options) -> Result<Summary, AnalysisError> {
+    guarded(|| analyze(data, path, opts, None))
+}
+
+/// Analyses a mapped file, giving its pages back to the system as soon as
+/// every worker is past them, so the resident set stays small on dumps
+/// larger than RAM.
+pub fn analyze_file(file: &RdbFile, path: &str, opts: &Options) -> Result<Summary, AnalysisError> {
+    let release = |start: usize, end: usize| file.release(start, end);
+    let releaser = Releaser::new(&release);
+    guarded(|| analyze(file.bytes(), path, opts, Some(&releaser)))
+}
+
+fn analyze(
+    data: &[u8],
+    path: &str,
+    opts: &Options,
+    releaser: Option<&Releaser<'_>>,
+) -> Result<Summary, AnalysisError> {
+    let mut p = prepare(data, opts, releaser, AllocatorPass::InMainPass)?;
+    let pass = main_pass(&p, opts, releaser);
+    let (mut stats, outcome) = match p.deferred.take() {
+        None => (pass.stats, pass.outcome),
+        Some(d) => {
+            let choice = pass.evidence.decide(&p.profile, d.used_mem);
+            let guess = p.profile.quantum;
+            let decided = prepare(data, opts, releaser, AllocatorPass::Decided(choice.clone()))?;
+            let outcome = match resolve(pass, guess, choice.quantum, &decided, opts, releaser) {
+                Resolved::Stats(done) => *done,
+                Resolved::Again => {
+                    // Settled from part of the file, overturned by the whole.
+                    let again = main_pass(&decided, opts, releaser);
+                    (again.stats, again.outcome)
+                }
+            };
+            p.profile.quantum = choice.quantum;
+            p.allocator = choice;
+            outcome
+        }
+    };
+    stats.finish();
+    let settings = p.settings.clone();
+    Ok(Summary {
+        summary_version: SUMMARY_VERSION,
+        settings,
+        files: vec![file_info(path, p, outcome).with_shard(&stats)],
+        keys: stats,
+    })
+}
 
 /// One worker's accumulators and reusable buffers.
 struct Worker {
-    /// The keys folded so far, estimated for the pass's build.
+    /// The keys folded so far: for the guess, or, once the build is
+    /// settled, for that build.
     stats: KeyStats,
-    /// The same keys estimated for the other build, while the pass keeps
-    /// both (see [`Early`]).
+    /// The keys folded while both builds are kept, for the other build.
     other: Option<KeyStats>,
+    /// Batches folded for the guess alone, before both builds were kept:
+    /// estimated again if the other build wins.
+    guess_only: Vec<u64>,
+    /// The settled build has been taken into account.
+    settled: bool,
     /// The allocator evidence, when the main pass sums it.
     evidence: Sums,
     scratch: Scratch,
@@ -38,7 +111,9 @@ impl Worker {
     fn new(p: &Prepared<'_>) -> Self {
         Worker {
             stats: KeyStats::new(&p.settings),
-            other: p.deferred.as_ref().map(|_| KeyStats::new(&p.settings)),
+            other: None,
+            guess_only: Vec::new(),
+            settled: false,
             evidence: Sums::default(),
             scratch: Scratch::new(),
             key_buf: Vec::new(),
@@ -54,14 +129,28 @@ impl Worker {
         }
     }
 
-    /// Once the build is settled, keeps the stats made for it only.
-    fn settle(&mut self, early: &Early, guess: u64) {
-        if let Some(q) = early.settled() {
-            if let Some(other) = self.other.take() {
-                if q != guess {
-                    self.stats = other;
+    /// Catches up with the pass (before each batch, and once at the end):
+    /// a settled build keeps its stats alone (what was folded for the
+    /// guess alone stays listed, to be estimated again); a pass that keeps
+    /// both builds gets the other's stats started.
+    fn follow(&mut self, early: &Early, p: &Prepared<'_>) {
+        if self.settled || p.deferred.is_none() {
+            return;
+        }
+        match early.settled() {
+            Some(q) => {
+                self.settled = true;
+                let other = self.other.take();
+                if q == p.profile.quantum {
+                    self.guess_only.clear();
+                } else {
+                    self.stats = other.unwrap_or_else(|| KeyStats::new(&p.settings));
                 }
             }
+            None if early.keeps_both() && self.other.is_none() => {
+                self.other = Some(KeyStats::new(&p.settings));
+            }
+            None => {}
         }
     }
 
@@ -70,20 +159,22 @@ impl Worker {
     fn fold(
         &mut self,
         p: &Prepared<'_>,
-        filter: &KeyFilter,
+        filter: &crate::filter::KeyFilter,
         releaser: Option<&Releaser<'_>>,
         early: &Early,
         (seq, batch): (u64, &[Record<'_>]),
     ) {
         let _done = BatchDone(releaser, batch_start(batch));
-        self.settle(early, p.profile.quantum);
-        // While this worker keeps both builds, `stats` is the guess's
-        // (whatever another worker settled since); once it keeps one, that
-        // is the settled build's.
-        let profile = match self.other {
-            Some(_) => &p.profile,
-            None => early.profile(p),
+        self.follow(early, p);
+        // This worker's own state says which build `stats` is for, whatever
+        // another worker settled since.
+        let profile = match self.settled {
+            true => early.profile(p),
+            false => &p.profile,
         };
+        if p.deferred.is_some() && !self.settled && self.other.is_none() {
+            self.guess_only.push(seq);
+        }
         let (stats, other) = (&mut self.stats, &mut self.other);
         let mut sums = Sums::default();
         batch_facts(
@@ -117,19 +208,22 @@ impl Worker {
     }
 }
 
-/// When the main pass sums the allocator evidence, it estimates every key
-/// for both builds and folds each into its own stats, so that whichever
-/// build the whole file shows, its analysis is there at the end (a guess
-/// from the first keys, wrong on a collection-heavy dump, used to cost a
-/// whole second pass). The evidence is also folded batch by batch
-/// ([`crate::early`]): once it settles the build, the workers keep the
-/// stats for that build alone and estimate for it only.
+/// What the workers share about the allocator build while the pass runs.
 struct Early {
     evidence: Option<Mutex<EarlyEvidence>>,
+    guess: u64,
     settled: OnceLock<Choice>,
-    /// Tests: settle on this build once this batch is folded, whatever
-    /// the evidence says.
-    settle_after: Option<(u64, Choice)>,
+    /// The evidence has leaned away from the guess: keep both builds.
+    both: AtomicBool,
+    /// Tests: what happens when, whatever the evidence says.
+    forced: Option<Forced>,
+}
+
+/// Tests: keep both builds from batch `both` on, and settle on a build
+/// after batch `settle.0`.
+struct Forced {
+    both: Option<u64>,
+    settle: Option<(u64, Choice)>,
 }
 
 impl Early {
@@ -143,14 +237,19 @@ impl Early {
         });
         Early {
             evidence,
+            guess: p.profile.quantum,
             settled: OnceLock::new(),
-            settle_after: None,
+            both: AtomicBool::new(false),
+            forced: None,
         }
     }
 
     fn add(&self, seq: u64, span: u64, sums: &Sums) {
-        if let Some((at, choice)) = &self.settle_after {
-            if seq >= *at {
+        if let Some(forced) = &self.forced {
+            if forced.both.is_some_and(|at| seq >= at) {
+                self.both.store(true, Ordering::Relaxed);
+            }
+            if let Some((_, choice)) = forced.settle.as_ref().filter(|(at, _)| seq >= *at) {
                 let _ = self.settled.set(choice.clone());
             }
             return;
@@ -161,6 +260,9 @@ impl Early {
         if let Some(choice) = evidence.add(seq, span, sums.clone()) {
             let _ = self.settled.set(choice);
         }
+        if evidence.closer().is_some_and(|q| q != self.guess) {
+            self.both.store(true, Ordering::Relaxed);
+        }
     }
 
     /// The quantum the batches folded so far settled on.
@@ -168,7 +270,11 @@ impl Early {
         self.settled.get().map(|c| c.quantum)
     }
 
-    /// The profile keys are estimated for: the pass's, or the settled build's.
+    fn keeps_both(&self) -> bool {
+        self.both.load(Ordering::Relaxed)
+    }
+
+    /// The settled build's profile (the pass's, before it settles).
     fn profile<'p>(&self, p: &'p Prepared<'_>) -> &'p Profile {
         match (self.settled(), &p.deferred) {
             (Some(16), Some(d)) => &d.q16,
@@ -180,11 +286,14 @@ impl Early {
 
 /// What a main pass found.
 pub(crate) struct MainPass {
-    /// Every key, estimated for the pass's build or the one it settled on.
+    /// Every key for the guess; or, once the build is settled, for that
+    /// build, but for the batches in `guess_only` when it is not the guess.
     pub stats: KeyStats,
-    /// Every key estimated for the other build, when the pass never
-    /// settled which build the file shows.
+    /// When the pass kept both builds for a while and never settled: the
+    /// other build's stats of every batch but those in `guess_only`.
     pub other: Option<KeyStats>,
+    /// Batches folded for the guess alone (see `stats` and `other`).
+    pub guess_only: BTreeSet<u64>,
     pub outcome: WalkOutcome,
     /// The allocator evidence (empty unless `p.deferred`).
     pub evidence: Sums,
@@ -194,10 +303,60 @@ pub(crate) struct MainPass {
 
 /// Walks and folds every key.
 pub(crate) fn main_pass(p: &Prepared<'_>, opts: &Options, releaser: Option<&Releaser<'_>>) -> MainPass {
-    run(p, opts, releaser, Early::for_pass(p))
+    run(p, opts, releaser, Early::for_pass(p), None)
 }
 
-fn run(p: &Prepared<'_>, opts: &Options, releaser: Option<&Releaser<'_>>, early: Early) -> MainPass {
+/// The stats of the build the whole file shows, from a pass that ran with
+/// `guess`, or `Again` when only a second pass can give them.
+enum Resolved {
+    Stats(Box<(KeyStats, WalkOutcome)>),
+    Again,
+}
+
+/// Completes `pass` for the build `decided` (prepared for it): takes the
+/// stats kept for that build and estimates again the batches it lacks.
+fn resolve(
+    pass: MainPass,
+    guess: u64,
+    quantum: u64,
+    decided: &Prepared<'_>,
+    opts: &Options,
+    releaser: Option<&Releaser<'_>>,
+) -> Resolved {
+    let (mut stats, lacking) = match (&pass.settled, pass.other) {
+        (None, _) if quantum == guess => return Resolved::Stats(Box::new((pass.stats, pass.outcome))),
+        (None, Some(other)) => (other, pass.guess_only),
+        (None, None) => return Resolved::Again,
+        (Some(s), _) if s.quantum != quantum => return Resolved::Again,
+        (Some(_), _) if quantum == guess => return Resolved::Stats(Box::new((pass.stats, pass.outcome))),
+        (Some(_), _) => (pass.stats, pass.guess_only),
+    };
+    if !lacking.is_empty() {
+        stats.merge(catch_up(decided, opts, releaser, &lacking));
+    }
+    Resolved::Stats(Box::new((stats, pass.outcome)))
+}
+
+/// The stats of batches `only` (by number), walked again for `p`'s build.
+fn catch_up(
+    p: &Prepared<'_>,
+    opts: &Options,
+    releaser: Option<&Releaser<'_>>,
+    only: &BTreeSet<u64>,
+) -> KeyStats {
+    let mut pass = run(p, opts, releaser, Early::for_pass(p), Some(only));
+    pass.stats.finish();
+    pass.stats
+}
+
+/// The pass: every batch, or only the numbered ones in `only`.
+fn run(
+    p: &Prepared<'_>,
+    opts: &Options,
+    releaser: Option<&Releaser<'_>>,
+    early: Early,
+    only: Option<&BTreeSet<u64>>,
+) -> MainPass {
     let mut walker = Walker::new(
         &p.rdb,
         opts.batch_entries,
@@ -205,40 +364,55 @@ fn run(p: &Prepared<'_>, opts: &Options, releaser: Option<&Releaser<'_>>, early:
         opts.progress.as_ref(),
         releaser,
     );
+    let last = only.map(|o| o.last().copied().unwrap_or(0));
+    // Whether batch `seq` is folded; `None`: past the last one wanted.
+    let wanted = |seq: u64| match (only, last) {
+        (Some(_), Some(last)) if seq > last => None,
+        (Some(o), _) => Some(o.contains(&seq)),
+        (None, _) => Some(true),
+    };
     let mut workers = if p.threads == 1 {
         // One thread does it all: a second one would only add hand-offs
         // (and a second busy core to `--threads 1`).
         let mut worker = Worker::new(p);
         let mut seq = 0;
         while let Some(batch) = walker.next_batch() {
-            worker.fold(p, &opts.filter, releaser, &early, (seq, &batch));
+            match wanted(seq) {
+                None => {
+                    drop(BatchDone(releaser, batch_start(&batch)));
+                    break;
+                }
+                Some(true) => worker.fold(p, &opts.filter, releaser, &early, (seq, &batch)),
+                Some(false) => drop(BatchDone(releaser, batch_start(&batch))),
+            }
             seq += 1;
         }
         worker.finish();
         vec![worker]
     } else {
-        parallel(p, opts, releaser, &mut walker, &early)
+        parallel(p, opts, releaser, &mut walker, &early, &wanted)
     };
     for w in &mut workers {
         // A worker that finished before the build was settled.
-        w.settle(&early, p.profile.quantum);
+        w.follow(&early, p);
     }
-    let mut workers = workers.into_iter();
     let mut pass = MainPass {
         stats: KeyStats::new(&p.settings),
-        other: None,
+        other: early.keeps_both().then(|| KeyStats::new(&p.settings)),
+        guess_only: BTreeSet::new(),
         outcome: walker.finish(),
         evidence: Sums::default(),
         settled: early.settled.into_inner(),
     };
-    if let Some(first) = workers.next() {
-        (pass.stats, pass.other, pass.evidence) = (first.stats, first.other, first.evidence);
+    if pass.settled.is_some() {
+        pass.other = None;
     }
     for w in workers {
         pass.stats.merge(w.stats);
         if let (Some(mine), Some(theirs)) = (pass.other.as_mut(), w.other) {
             mine.merge(theirs);
         }
+        pass.guess_only.extend(w.guess_only);
         pass.evidence = std::mem::take(&mut pass.evidence).merge(w.evidence);
     }
     pass
@@ -252,6 +426,7 @@ fn parallel(
     releaser: Option<&Releaser<'_>>,
     walker: &mut Walker<'_, '_>,
     early: &Early,
+    wanted: &(dyn Fn(u64) -> Option<bool> + Sync),
 ) -> Vec<Worker> {
     // The walker and the number of the next batch it gives.
     let walker = Mutex::new((walker, 0u64));
@@ -272,7 +447,14 @@ fn parallel(
                         Err(_) => None,
                     };
                     let Some((seq, batch)) = next else { break };
-                    worker.fold(p, &opts.filter, releaser, early, (seq, &batch));
+                    match wanted(seq) {
+                        None => {
+                            drop(BatchDone(releaser, batch_start(&batch)));
+                            break;
+                        }
+                        Some(true) => worker.fold(p, &opts.filter, releaser, early, (seq, &batch)),
+                        Some(false) => drop(BatchDone(releaser, batch_start(&batch))),
+                    }
                 }
                 worker.finish();
                 worker
@@ -282,88 +464,4 @@ fn parallel(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::pipeline::{prepare, AllocatorPass};
-    use rdblens_memory::allocator::Basis;
-
-    fn fixture() -> Vec<u8> {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../fixtures/rdb/valkey-7.2.7/all-types.rdb"
-        );
-        std::fs::read(path).expect("fixture") // ok: unit test
-    }
-
-    fn opts(threads: usize) -> Options {
-        Options {
-            threads,
-            now_ms: Some(1_700_000_000_000),
-            // The evidence summed in the main pass, as on a big dump, in
-            // batches of one key: 222 batches to settle between.
-            sample_evidence_from: 0,
-            batch_entries: 1,
-            ..Options::default()
-        }
-    }
-
-    fn choice(quantum: u64) -> Choice {
-        Choice {
-            quantum,
-            basis: Basis::UsedMem,
-            reason: "test".into(),
-        }
-    }
-
-    /// A pass that settles on a build part-way, at any batch and thread
-    /// count, holds exactly the stats of a pass estimated for that build
-    /// from the first key; one that never settles holds both.
-    #[test]
-    fn settling_part_way_keeps_the_stats_of_the_settled_build() {
-        let data = fixture();
-        for quantum in [8, 16] {
-            let decided = {
-                let p = prepare(&data, &opts(1), None, AllocatorPass::Decided(choice(quantum)))
-                    .expect("prepared"); // ok: unit test
-                let mut pass = main_pass(&p, &opts(1), None);
-                assert!(p.deferred.is_none() && pass.other.is_none());
-                pass.stats.finish();
-                pass.stats
-            };
-            for threads in [1, 2] {
-                let o = opts(threads);
-                for at in [0, 1, 50, 221, 10_000] {
-                    let p = prepare(&data, &o, None, AllocatorPass::InMainPass).expect("prepared"); // ok: unit test
-                    assert!(p.deferred.is_some());
-                    let early = Early {
-                        settle_after: Some((at, choice(quantum))),
-                        ..Early::for_pass(&p)
-                    };
-                    let mut pass = run(&p, &o, None, early);
-                    let stats = match pass.settled.as_ref().map(|c| c.quantum) {
-                        Some(q) => {
-                            assert!(at < 222, "settled at {at}");
-                            assert_eq!(q, quantum);
-                            assert!(pass.other.is_none());
-                            &mut pass.stats
-                        }
-                        None => {
-                            // Never settled: the guess's stats and the other build's.
-                            assert!(at >= 222);
-                            match (p.profile.quantum == quantum, pass.other.as_mut()) {
-                                (true, _) => &mut pass.stats,
-                                (false, Some(other)) => other,
-                                (false, None) => panic!("the other build's stats are missing"), // ok: unit test
-                            }
-                        }
-                    };
-                    stats.finish();
-                    assert!(
-                        *stats == decided,
-                        "quantum {quantum}, {threads} threads, settled after {at}"
-                    );
-                }
-            }
-        }
-    }
-}
+mod tests;

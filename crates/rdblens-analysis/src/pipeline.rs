@@ -1,26 +1,23 @@
-//! Analysing one file: the set-up both passes share (header, aux fields,
-//! target profile, allocator build, worker pool), the per-batch decoding,
-//! and [`analyze_bytes`], which runs the main pass ([`crate::mainpass`])
-//! and settles the allocator build.
-//!
-//! The set-up and the per-batch decoding are shared with
-//! [`crate::ordered`], which streams one record per key in file order.
+//! What every walk of a file shares: the set-up (header, aux fields, target
+//! profile, allocator build, worker pool), the per-batch decoding into key
+//! facts, and the file's record. The report's main pass
+//! ([`crate::mainpass`]) and the ordered walk of `keys` ([`crate::ordered`])
+//! are built on it.
 
 use std::collections::BTreeMap;
 
 use rdblens_memory::allocator::Choice;
 use rdblens_memory::{Accuracy, Estimator, Profile};
-use rdblens_parser::{Entry, Error, Rdb, RdbFile, RdbString, Record, Scratch};
+use rdblens_parser::{Entry, Error, Rdb, RdbString, Record, Scratch};
 
 use crate::allocator::{Deferred, Sums};
-use crate::error::{guarded, AnalysisError};
+use crate::error::AnalysisError;
 use crate::facts::{key_facts, key_facts_pair, KeyFacts};
 use crate::filter::KeyFilter;
-use crate::mainpass::main_pass;
 use crate::options::Options;
 use crate::release::Releaser;
 use crate::settings::Settings;
-use crate::summary::{AccuracyInfo, AllocatorInfo, Checksum, Damage, FileInfo, Summary, SUMMARY_VERSION};
+use crate::summary::{AccuracyInfo, AllocatorInfo, Checksum, Damage, FileInfo};
 pub(crate) use crate::walker::WalkOutcome;
 
 fn text(s: &RdbString<'_>) -> String {
@@ -309,56 +306,5 @@ fn newer_version_warning(rdb: &Rdb<'_>) -> Option<String> {
              type or opcode RDB {newest} does not have",
             format.dialect, format.version
         )
-    })
-}
-
-/// Analyses one file held in `data` (usually a memory map).
-pub fn analyze_bytes(data: &[u8], path: &str, opts: &Options) -> Result<Summary, AnalysisError> {
-    guarded(|| analyze(data, path, opts, None))
-}
-
-/// Analyses a mapped file, giving its pages back to the system as soon as
-/// every worker is past them, so the resident set stays small on dumps
-/// larger than RAM.
-pub fn analyze_file(file: &RdbFile, path: &str, opts: &Options) -> Result<Summary, AnalysisError> {
-    let release = |start: usize, end: usize| file.release(start, end);
-    let releaser = Releaser::new(&release);
-    guarded(|| analyze(file.bytes(), path, opts, Some(&releaser)))
-}
-
-fn analyze(
-    data: &[u8],
-    path: &str,
-    opts: &Options,
-    releaser: Option<&Releaser<'_>>,
-) -> Result<Summary, AnalysisError> {
-    let mut p = prepare(data, opts, releaser, AllocatorPass::InMainPass)?;
-    let mut pass = main_pass(&p, opts, releaser);
-    if let Some(d) = p.deferred.take() {
-        let choice = pass.evidence.decide(&p.profile, d.used_mem);
-        let guess = p.profile.quantum;
-        match (pass.settled, pass.other) {
-            // The pass kept both builds to the end: take the one shown.
-            (None, Some(other)) if choice.quantum != guess => pass.stats = other,
-            (None, _) => {}
-            (Some(settled), _) if settled.quantum == choice.quantum => {}
-            (Some(_), _) => {
-                // Settled from part of the file, overturned by the whole
-                // (beyond three standard errors: rare): estimate again.
-                p = prepare(data, opts, releaser, AllocatorPass::Decided(choice.clone()))?;
-                pass = main_pass(&p, opts, releaser);
-            }
-        }
-        p.profile.quantum = choice.quantum;
-        p.allocator = choice;
-    }
-    let (mut stats, outcome) = (pass.stats, pass.outcome);
-    stats.finish();
-    let settings = p.settings.clone();
-    Ok(Summary {
-        summary_version: SUMMARY_VERSION,
-        settings,
-        files: vec![file_info(path, p, outcome).with_shard(&stats)],
-        keys: stats,
     })
 }
