@@ -39,7 +39,7 @@ use rdblens_memory::allocator::{keyspace_tables, Choice, Evidence, BASELINE};
 use rdblens_memory::{Estimate, Estimator, Profile};
 use rdblens_parser::{Entry, Rdb, Record, Scratch};
 
-use crate::early::EarlyEvidence;
+use crate::early::{BatchEvidence, EarlyEvidence};
 use crate::options::Options;
 use crate::release::Releaser;
 
@@ -88,15 +88,15 @@ impl Sampler {
 }
 
 /// Sums under both builds, and the per-database key counts.
-#[derive(Clone, Default)]
+#[derive(Default)]
 pub(crate) struct Sums {
-    pub q8: f64,
-    pub q16: f64,
+    q8: f64,
+    q16: f64,
     /// Horvitz-Thompson variance estimates of the two sums.
-    pub var_q8: f64,
-    pub var_q16: f64,
+    var_q8: f64,
+    var_q16: f64,
     /// (keys, keys with a TTL) per database.
-    pub dbs: BTreeMap<u64, (u64, u64)>,
+    dbs: BTreeMap<u64, (u64, u64)>,
 }
 
 impl Sums {
@@ -111,6 +111,15 @@ impl Sums {
             slot.1 += e;
         }
         self
+    }
+
+    /// These sums as one batch's part of the evidence folded in file order.
+    pub(crate) fn batch_evidence(&self) -> BatchEvidence {
+        BatchEvidence {
+            q8: self.q8,
+            q16: self.q16,
+            dbs: self.dbs.clone(),
+        }
     }
 
     /// Counts a key of the file (every key, taken or not).
@@ -404,7 +413,11 @@ fn evidence(
                 if let (Some(early), Some(first), Some(last)) = (&early, batch.first(), batch.last()) {
                     let span = last.offset + last.record_len - first.offset;
                     // A poisoned lock: another worker panicked, which ends the pass.
-                    if let Some(choice) = early.lock().ok().and_then(|mut e| e.add(seq, span, sums.clone())) {
+                    if let Some(choice) = early
+                        .lock()
+                        .ok()
+                        .and_then(|mut e| e.add(seq, span, sums.batch_evidence()))
+                    {
                         let _ = settled.set(choice);
                     }
                 }

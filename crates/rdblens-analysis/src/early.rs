@@ -22,7 +22,15 @@ use std::collections::BTreeMap;
 use rdblens_memory::allocator::{keyspace_tables, Basis, Choice, Evidence, BASELINE};
 use rdblens_memory::Profile;
 
-use crate::allocator::Sums;
+/// What one batch adds to the evidence: its keys' predicted memory under
+/// each build (Horvitz-Thompson sums over the sampled keys) and its keys
+/// per database (keys, keys with a TTL).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct BatchEvidence {
+    pub q8: f64,
+    pub q16: f64,
+    pub dbs: BTreeMap<u64, (u64, u64)>,
+}
 
 /// Batches folded before the first answer: fewer make the standard error
 /// itself unreliable.
@@ -48,7 +56,7 @@ struct Folded {
 }
 
 impl Folded {
-    fn add(&mut self, bytes: f64, sums: &Sums) {
+    fn add(&mut self, bytes: f64, sums: &BatchEvidence) {
         let (y8, y16) = (sums.q8, sums.q16);
         self.batches += 1.0;
         self.bytes += bytes;
@@ -90,7 +98,7 @@ pub(crate) struct EarlyEvidence {
     /// fields and trailer are a rounding error).
     total: f64,
     /// Batches that came before those ahead of them, by sequence number.
-    waiting: BTreeMap<u64, (u64, Sums)>,
+    waiting: BTreeMap<u64, (u64, BatchEvidence)>,
     next: u64,
     folded: Folded,
     /// Answered (or gave up): nothing more is folded.
@@ -142,7 +150,7 @@ impl EarlyEvidence {
     /// `bytes` of the file, with the evidence summed over its keys. Returns
     /// the build once the batches folded so far settle it, once; then
     /// `None` for good.
-    pub(crate) fn add(&mut self, seq: u64, bytes: u64, sums: Sums) -> Option<Choice> {
+    pub(crate) fn add(&mut self, seq: u64, bytes: u64, sums: BatchEvidence) -> Option<Choice> {
         if self.settled {
             return None;
         }
@@ -215,11 +223,11 @@ impl EarlyEvidence {
 mod tests {
     use super::*;
 
-    fn sums(q8: f64, q16: f64, keys: u64) -> Sums {
-        let mut s = Sums {
+    fn sums(q8: f64, q16: f64, keys: u64) -> BatchEvidence {
+        let mut s = BatchEvidence {
             q8,
             q16,
-            ..Sums::default()
+            ..BatchEvidence::default()
         };
         s.dbs.insert(0, (keys, 0));
         s
@@ -232,7 +240,7 @@ mod tests {
     /// 1,000 batches of 1 MB, each predicting 2.0 MB under quantum 8 and
     /// 2.12 MB under quantum 16, with a little noise; used-mem is the
     /// quantum 16 prediction of the whole file.
-    fn batch(i: u64) -> Sums {
+    fn batch(i: u64) -> BatchEvidence {
         let noise = ((i * 7919) % 101) as f64 / 100.0 - 0.5; // -0.5..0.5
         sums(2.0e6 + noise * 1e5, 2.12e6 + noise * 1.06e5, 1000)
     }

@@ -262,7 +262,7 @@ impl Early {
         let Some(evidence) = &self.evidence else { return };
         // A poisoned lock means another worker panicked: that ends the pass.
         let Ok(mut evidence) = evidence.lock() else { return };
-        if let Some(choice) = evidence.add(seq, span, sums.clone()) {
+        if let Some(choice) = evidence.add(seq, span, sums.batch_evidence()) {
             let _ = self.settled.set(choice);
         }
         if evidence.closer().is_some_and(|q| q != self.guess) {
