@@ -167,9 +167,10 @@ impl EarlyEvidence {
         None
     }
 
-    /// The quantum whose prediction from the batches folded so far is
-    /// closer to `used-mem`, once there are enough of them to tell (see
-    /// [`Self::add`]): a lean, not a settlement.
+    /// The quantum whose prediction from the batches folded so far was
+    /// last closer to `used-mem` than the other's by a standard error, once
+    /// there are enough of them to tell (see [`Self::add`]): a lean, not a
+    /// settlement.
     pub(crate) fn closer(&self) -> Option<u64> {
         self.closer
     }
@@ -195,11 +196,16 @@ impl EarlyEvidence {
         }
         let fixed = (tables + BASELINE) as f64;
         let used = self.used_mem as f64;
-        self.closer = Some(if (p16 + fixed - used).abs() < (p8 + fixed - used).abs() {
-            16
-        } else {
-            8
-        });
+        // A lean is kept until the other build is closer by a standard
+        // error: a noisy prediction would otherwise flip it back and forth,
+        // and every flip leaves batches to estimate again.
+        let (d8, d16) = ((p8 + fixed - used).abs(), (p16 + fixed - used).abs());
+        let sd = var8.max(var16).sqrt();
+        if d16 + sd < d8 {
+            self.closer = Some(16);
+        } else if d8 + sd < d16 {
+            self.closer = Some(8);
+        }
         let choice = Evidence {
             used_mem: self.used_mem,
             predicted_q8: p8 + fixed,

@@ -99,7 +99,7 @@ impl<'k> KeyFacts<'k> {
 }
 
 /// Value measurements beyond [`ValueStats`] that limit checks need.
-#[derive(Clone, Copy, Default)]
+#[derive(Default)]
 pub(crate) struct Measure {
     pub stats: ValueStats,
     /// Every member is a canonical integer (intset-eligible sets).
@@ -172,34 +172,22 @@ pub fn key_facts<'k>(
     Ok(facts_of(entry, key, estimator.profile(), estimate, measure))
 }
 
-/// The facts of one key for two targets, from one decoding.
-pub(crate) struct FactsPair<'k> {
-    /// For the estimator's target.
-    pub mine: KeyFacts<'k>,
-    /// For `other`'s.
-    pub theirs: KeyFacts<'k>,
-    /// The two estimates the facts were made of.
-    pub estimates: (Estimate, Estimate),
-}
-
-/// As [`key_facts`], also for `other`'s target in the same decoding.
+/// As [`key_facts`], also estimating the key for `other`'s target in the
+/// same decoding: the facts, and both estimates (this target's, `other`'s).
 pub(crate) fn key_facts_pair<'k>(
     entry: &Entry<'_>,
     key: &'k [u8],
     estimator: &Estimator<'_>,
     other: &Estimator<'_>,
     scratch: &mut Scratch,
-) -> Result<FactsPair<'k>> {
+) -> Result<(KeyFacts<'k>, Estimate, Estimate)> {
     let mut measure = Measure {
         want_int: entry.kind() == TypeKind::Set,
         ..Measure::default()
     };
     let (mine, theirs) = estimator.estimate_pair_with(other, entry, scratch, &mut measure)?;
-    Ok(FactsPair {
-        mine: facts_of(entry, key, estimator.profile(), mine, measure),
-        theirs: facts_of(entry, key, other.profile(), theirs, measure),
-        estimates: (mine, theirs),
-    })
+    let facts = facts_of(entry, key, estimator.profile(), mine, measure);
+    Ok((facts, mine, theirs))
 }
 
 fn facts_of<'k>(

@@ -3,30 +3,23 @@
 //! the facts into its own [`KeyStats`]; those merge into one.
 //!
 //! On a big dump the allocator build the estimates assume is decided by
-//! evidence summed in this same pass (`crate::allocator`), so the pass runs
-//! with a guess from the first keys and must end with the statistics of the
-//! build the whole file shows, without a second pass where it can:
-//!
-//! - the evidence is folded batch by batch ([`crate::early`]); once it
-//!   settles the build, the workers estimate for that build alone;
-//! - while it leans away from the guess, every key is estimated for both
-//!   builds and folded into two sets of statistics;
-//! - batches folded for the guess alone that turn out to need the other
-//!   build are estimated again at the end ([`catch_up`]): that costs what
-//!   the guess cost, not a whole pass.
-//!
-//! A guess the evidence never leans away from costs nothing; one it
-//! overturns costs the part read before it leaned away. Only a build
-//! settled from part of the file and overturned by the whole (beyond three
-//! standard errors) means a second pass.
+//! evidence summed in this same pass (`crate::allocator`), and the pass
+//! must end with the statistics of the build the whole file shows, without
+//! a second pass where it can. The evidence is folded batch by batch
+//! ([`crate::early`]); each batch is estimated for the build it leans to at
+//! the time (the guess from the first keys until there are enough batches
+//! to tell, the settled build once it is settled) and folded into that
+//! build's statistics. At the end the batches folded for the build that
+//! lost are estimated again for the winner ([`catch_up`]), and only those:
+//! a guess the evidence never leans away from costs nothing, and one it
+//! overturns costs the part read before it leaned away.
 
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use rayon::iter::{IntoParallelIterator, ParallelIterator};
 use rdblens_memory::allocator::Choice;
-use rdblens_memory::Profile;
 use rdblens_parser::{RdbFile, Record, Scratch};
 
 use crate::allocator::Sums;
@@ -59,24 +52,18 @@ fn analyze(
     releaser: Option<&Releaser<'_>>,
 ) -> Result<Summary, AnalysisError> {
     let mut p = prepare(data, opts, releaser, AllocatorPass::InMainPass)?;
-    let pass = main_pass(&p, opts, releaser);
+    let mut pass = main_pass(&p, opts, releaser);
     let (mut stats, outcome) = match p.deferred.take() {
-        None => (pass.stats, pass.outcome),
+        None => (pass.take(p.profile.quantum, &p.settings), pass.outcome),
         Some(d) => {
             let choice = pass.evidence.decide(&p.profile, d.used_mem);
-            let guess = p.profile.quantum;
-            let decided = || prepare(data, opts, releaser, AllocatorPass::Decided(choice.clone()));
-            let outcome = match resolve(pass, guess, choice.quantum) {
+            let outcome = match resolve(pass, choice.quantum, &p.settings) {
                 Resolved::Stats(done) => *done,
                 Resolved::Lacking(part, lacking) => {
                     let (mut stats, outcome) = *part;
-                    stats.merge(catch_up(&decided()?, opts, releaser, &lacking));
+                    let decided = prepare(data, opts, releaser, AllocatorPass::Decided(choice.clone()))?;
+                    stats.merge(catch_up(&decided, opts, releaser, &lacking));
                     (stats, outcome)
-                }
-                Resolved::Again => {
-                    // Settled from part of the file, overturned by the whole.
-                    let again = main_pass(&decided()?, opts, releaser);
-                    (again.stats, again.outcome)
                 }
             };
             p.profile.quantum = choice.quantum;
@@ -94,18 +81,28 @@ fn analyze(
     })
 }
 
+/// Index of a build's stats: quantum 8, then 16.
+fn slot(quantum: u64) -> usize {
+    usize::from(quantum == 16)
+}
+
+/// The quantum of the other build.
+fn other_build(quantum: u64) -> u64 {
+    if quantum == 16 {
+        8
+    } else {
+        16
+    }
+}
+
 /// One worker's accumulators and reusable buffers.
 struct Worker {
-    /// The keys folded so far: for the guess, or, once the build is
-    /// settled, for that build.
-    stats: KeyStats,
-    /// The keys folded while both builds are kept, for the other build.
-    other: Option<KeyStats>,
-    /// Batches folded for the guess alone, before both builds were kept:
-    /// estimated again if the other build wins.
-    guess_only: Vec<u64>,
-    /// The settled build has been taken into account.
-    settled: bool,
+    /// The keys folded so far, by the build they were estimated for
+    /// (quantum 8, then 16).
+    stats: [Option<KeyStats>; 2],
+    /// The batches folded for each build, when the pass sums the evidence:
+    /// those of the build that loses are estimated again.
+    batches: [Vec<u64>; 2],
     /// The allocator evidence, when the main pass sums it.
     evidence: Sums,
     scratch: Scratch,
@@ -113,12 +110,10 @@ struct Worker {
 }
 
 impl Worker {
-    fn new(p: &Prepared<'_>) -> Self {
+    fn new() -> Self {
         Worker {
-            stats: KeyStats::new(&p.settings),
-            other: None,
-            guess_only: Vec::new(),
-            settled: false,
+            stats: [None, None],
+            batches: [Vec::new(), Vec::new()],
             evidence: Sums::default(),
             scratch: Scratch::new(),
             key_buf: Vec::new(),
@@ -128,39 +123,14 @@ impl Worker {
     /// Buffered keys (expiry cells, slots, top lists) go in here, on every
     /// core at once, not in the serial merge.
     fn finish(&mut self) {
-        self.stats.finish();
-        if let Some(other) = &mut self.other {
-            other.finish();
+        for stats in self.stats.iter_mut().flatten() {
+            stats.finish();
         }
     }
 
-    /// Catches up with the pass (before each batch, and once at the end):
-    /// a settled build keeps its stats alone (what was folded for the
-    /// guess alone stays listed, to be estimated again); a pass that keeps
-    /// both builds gets the other's stats started.
-    fn follow(&mut self, early: &Early, p: &Prepared<'_>) {
-        if self.settled || p.deferred.is_none() {
-            return;
-        }
-        match early.settled() {
-            Some(q) => {
-                self.settled = true;
-                let other = self.other.take();
-                if q == p.profile.quantum {
-                    self.guess_only.clear();
-                } else {
-                    self.stats = other.unwrap_or_else(|| KeyStats::new(&p.settings));
-                }
-            }
-            None if early.keeps_both() && self.other.is_none() => {
-                self.other = Some(KeyStats::new(&p.settings));
-            }
-            None => {}
-        }
-    }
-
-    /// Decodes and folds batch number `seq`, then signs it off for page
-    /// release; its allocator evidence goes to `early` too.
+    /// Decodes and folds batch number `seq` for the build the evidence
+    /// leans to, then signs it off for page release; its allocator
+    /// evidence goes to `early` too.
     fn fold(
         &mut self,
         p: &Prepared<'_>,
@@ -170,17 +140,16 @@ impl Worker {
         (seq, batch): (u64, &[Record<'_>]),
     ) {
         let _done = BatchDone(releaser, batch_start(batch));
-        self.follow(early, p);
-        // This worker's own state says which build `stats` is for, whatever
-        // another worker settled since.
-        let profile = match self.settled {
-            true => early.profile(p),
-            false => &p.profile,
+        let quantum = early.current();
+        let profile = match (&p.deferred, quantum) {
+            (Some(d), 16) => &d.q16,
+            (Some(d), _) => &d.q8,
+            (None, _) => &p.profile,
         };
-        if p.deferred.is_some() && !self.settled && self.other.is_none() {
-            self.guess_only.push(seq);
+        if p.deferred.is_some() {
+            self.batches[slot(quantum)].push(seq);
         }
-        let (stats, other) = (&mut self.stats, &mut self.other);
+        let stats = self.stats[slot(quantum)].get_or_insert_with(|| KeyStats::new(&p.settings));
         let mut sums = Sums::default();
         batch_facts(
             &mut self.scratch,
@@ -190,20 +159,9 @@ impl Worker {
             p.settings.now_ms,
             batch,
             p.deferred.as_ref().map(|d| (d, &mut sums)),
-            other.is_some(),
             |r| match r {
-                Ok((facts, theirs)) => {
-                    stats.add(facts);
-                    if let (Some(other), Some(theirs)) = (other.as_mut(), theirs) {
-                        other.add(theirs);
-                    }
-                }
-                Err(d) => {
-                    if let Some(other) = other.as_mut() {
-                        other.add_damage(d.clone());
-                    }
-                    stats.add_damage(d);
-                }
+                Ok(facts) => stats.add(facts),
+                Err(d) => stats.add_damage(d),
             },
         );
         if p.deferred.is_some() {
@@ -213,21 +171,21 @@ impl Worker {
     }
 }
 
-/// What the workers share about the allocator build while the pass runs.
+/// What the workers share about the allocator build while the pass runs:
+/// the build keys are estimated for (the guess, then the one the evidence
+/// leans to, then the settled one).
 struct Early {
     evidence: Option<Mutex<EarlyEvidence>>,
-    guess: u64,
+    current: AtomicU64,
     settled: OnceLock<Choice>,
-    /// The evidence has leaned away from the guess: keep both builds.
-    both: AtomicBool,
     /// Tests: what happens when, whatever the evidence says.
     forced: Option<Forced>,
 }
 
-/// Tests: keep both builds from batch `both` on, and settle on a build
-/// after batch `settle.0`.
+/// Tests: lean to a build from a batch on, and settle on a build after a
+/// batch.
 struct Forced {
-    both: Option<u64>,
+    lean: Option<(u64, u64)>,
     settle: Option<(u64, Choice)>,
 }
 
@@ -242,19 +200,22 @@ impl Early {
         });
         Early {
             evidence,
-            guess: p.profile.quantum,
+            current: AtomicU64::new(p.profile.quantum),
             settled: OnceLock::new(),
-            both: AtomicBool::new(false),
             forced: None,
         }
     }
 
     fn add(&self, seq: u64, span: u64, sums: &Sums) {
+        if self.settled.get().is_some() {
+            return;
+        }
         if let Some(forced) = &self.forced {
-            if forced.both.is_some_and(|at| seq >= at) {
-                self.both.store(true, Ordering::Relaxed);
+            if let Some((_, q)) = forced.lean.filter(|(at, _)| seq >= *at) {
+                self.current.store(q, Ordering::Relaxed);
             }
             if let Some((_, choice)) = forced.settle.as_ref().filter(|(at, _)| seq >= *at) {
+                self.current.store(choice.quantum, Ordering::Relaxed);
                 let _ = self.settled.set(choice.clone());
             }
             return;
@@ -262,48 +223,44 @@ impl Early {
         let Some(evidence) = &self.evidence else { return };
         // A poisoned lock means another worker panicked: that ends the pass.
         let Ok(mut evidence) = evidence.lock() else { return };
-        if let Some(choice) = evidence.add(seq, span, sums.batch_evidence()) {
-            let _ = self.settled.set(choice);
-        }
-        if evidence.closer().is_some_and(|q| q != self.guess) {
-            self.both.store(true, Ordering::Relaxed);
+        match evidence.add(seq, span, sums.batch_evidence()) {
+            Some(choice) => {
+                self.current.store(choice.quantum, Ordering::Relaxed);
+                let _ = self.settled.set(choice);
+            }
+            None => {
+                if let Some(q) = evidence.closer() {
+                    self.current.store(q, Ordering::Relaxed);
+                }
+            }
         }
     }
 
-    /// The quantum the batches folded so far settled on.
-    fn settled(&self) -> Option<u64> {
-        self.settled.get().map(|c| c.quantum)
-    }
-
-    fn keeps_both(&self) -> bool {
-        self.both.load(Ordering::Relaxed)
-    }
-
-    /// The settled build's profile (the pass's, before it settles).
-    fn profile<'p>(&self, p: &'p Prepared<'_>) -> &'p Profile {
-        match (self.settled(), &p.deferred) {
-            (Some(16), Some(d)) => &d.q16,
-            (Some(_), Some(d)) => &d.q8,
-            _ => &p.profile,
-        }
+    /// The build keys are estimated for now.
+    fn current(&self) -> u64 {
+        self.current.load(Ordering::Relaxed)
     }
 }
 
 /// What a main pass found.
 pub(crate) struct MainPass {
-    /// Every key for the guess; or, once the build is settled, for that
-    /// build, but for the batches in `guess_only` when it is not the guess.
-    pub stats: KeyStats,
-    /// When the pass kept both builds for a while and never settled: the
-    /// other build's stats of every batch but those in `guess_only`.
-    pub other: Option<KeyStats>,
-    /// Batches folded for the guess alone (see `stats` and `other`).
-    pub guess_only: BTreeSet<u64>,
+    /// The keys by the build they were estimated for (quantum 8, then 16).
+    pub stats: [Option<KeyStats>; 2],
+    /// The batches folded for each build (empty unless `p.deferred`).
+    pub batches: [BTreeSet<u64>; 2],
     pub outcome: WalkOutcome,
     /// The allocator evidence (empty unless `p.deferred`).
     pub evidence: Sums,
-    /// The build part of the file settled on, if it did.
-    pub settled: Option<Choice>,
+}
+
+impl MainPass {
+    /// The stats of `quantum`'s build (all of them, when the pass was
+    /// decided from the start).
+    fn take(&mut self, quantum: u64, settings: &crate::settings::Settings) -> KeyStats {
+        self.stats[slot(quantum)]
+            .take()
+            .unwrap_or_else(|| KeyStats::new(settings))
+    }
 }
 
 /// Walks and folds every key.
@@ -311,31 +268,23 @@ pub(crate) fn main_pass(p: &Prepared<'_>, opts: &Options, releaser: Option<&Rele
     run(p, opts, releaser, Early::for_pass(p), None)
 }
 
-/// What a pass that ran with a guess holds of the build the whole file
-/// shows.
+/// What a pass that ran with the evidence holds of the build the whole
+/// file shows.
 enum Resolved {
     /// Its stats for every key.
     Stats(Box<(KeyStats, WalkOutcome)>),
     /// Its stats but for these batches, to estimate again ([`catch_up`]).
     Lacking(Box<(KeyStats, WalkOutcome)>, BTreeSet<u64>),
-    /// Not enough: only a second pass can give them.
-    Again,
 }
 
-/// Takes from `pass`, which ran with `guess`, what it holds for `quantum`.
-fn resolve(pass: MainPass, guess: u64, quantum: u64) -> Resolved {
-    let done = |stats| Box::new((stats, pass.outcome));
-    let (stats, lacking) = match (&pass.settled, pass.other) {
-        (None, _) if quantum == guess => return Resolved::Stats(done(pass.stats)),
-        (None, Some(other)) => (other, pass.guess_only),
-        (None, None) => return Resolved::Again,
-        (Some(s), _) if s.quantum != quantum => return Resolved::Again,
-        (Some(_), _) if quantum == guess => return Resolved::Stats(done(pass.stats)),
-        (Some(_), _) => (pass.stats, pass.guess_only),
-    };
+/// Takes from `pass` what it holds for `quantum`'s build.
+fn resolve(mut pass: MainPass, quantum: u64, settings: &crate::settings::Settings) -> Resolved {
+    let stats = pass.take(quantum, settings);
+    let lacking = std::mem::take(&mut pass.batches[slot(other_build(quantum))]);
+    let done = Box::new((stats, pass.outcome));
     match lacking.is_empty() {
-        true => Resolved::Stats(done(stats)),
-        false => Resolved::Lacking(done(stats), lacking),
+        true => Resolved::Stats(done),
+        false => Resolved::Lacking(done, lacking),
     }
 }
 
@@ -347,8 +296,9 @@ fn catch_up(
     only: &BTreeSet<u64>,
 ) -> KeyStats {
     let mut pass = run(p, opts, releaser, Early::for_pass(p), Some(only));
-    pass.stats.finish();
-    pass.stats
+    let mut stats = pass.take(p.profile.quantum, &p.settings);
+    stats.finish();
+    stats
 }
 
 /// The pass: every batch, or only the numbered ones in `only`.
@@ -373,10 +323,10 @@ fn run(
         (Some(o), _) => Some(o.contains(&seq)),
         (None, _) => Some(true),
     };
-    let mut workers = if p.threads == 1 {
+    let workers = if p.threads == 1 {
         // One thread does it all: a second one would only add hand-offs
         // (and a second busy core to `--threads 1`).
-        let mut worker = Worker::new(p);
+        let mut worker = Worker::new();
         let mut seq = 0;
         while let Some(batch) = walker.next_batch() {
             match wanted(seq) {
@@ -394,40 +344,25 @@ fn run(
     } else {
         parallel(p, opts, releaser, &mut walker, &early, &wanted)
     };
-    for w in &mut workers {
-        // A worker that finished before the build was settled.
-        w.follow(&early, p);
-    }
-    let settled = early.settled.into_inner();
-    // The first worker's stats are the base the others merge into: a
-    // fresh set would be one more of them in memory (13 MiB on prod-1g).
-    let keeps_both = early.both.into_inner() && settled.is_none();
-    let mut workers = workers.into_iter();
-    let mut pass = match workers.next() {
-        Some(w) => MainPass {
-            stats: w.stats,
-            other: keeps_both.then(|| w.other.unwrap_or_else(|| KeyStats::new(&p.settings))),
-            guess_only: w.guess_only.into_iter().collect(),
-            outcome: walker.finish(),
-            evidence: w.evidence,
-            settled,
-        },
-        None => MainPass {
-            stats: KeyStats::new(&p.settings),
-            other: None,
-            guess_only: BTreeSet::new(),
-            outcome: walker.finish(),
-            evidence: Sums::default(),
-            settled,
-        },
+    let mut pass = MainPass {
+        stats: [None, None],
+        batches: [BTreeSet::new(), BTreeSet::new()],
+        outcome: walker.finish(),
+        evidence: Sums::default(),
     };
     for w in workers {
-        pass.stats.merge(w.stats);
-        // A worker that never kept both has its batches all listed.
-        if let (Some(mine), Some(theirs)) = (pass.other.as_mut(), w.other) {
-            mine.merge(theirs);
+        // The first worker's stats are the base the others merge into: a
+        // fresh set would be one more of them in memory (13 MiB on prod-1g).
+        for (mine, theirs) in pass.stats.iter_mut().zip(w.stats) {
+            match (mine.as_mut(), theirs) {
+                (Some(mine), Some(theirs)) => mine.merge(theirs),
+                (None, theirs) => *mine = theirs,
+                (Some(_), None) => {}
+            }
         }
-        pass.guess_only.extend(w.guess_only);
+        for (mine, theirs) in pass.batches.iter_mut().zip(w.batches) {
+            mine.extend(theirs);
+        }
         pass.evidence = std::mem::take(&mut pass.evidence).merge(w.evidence);
     }
     pass
@@ -451,7 +386,7 @@ fn parallel(
         (0..p.threads)
             .into_par_iter()
             .map(|_| {
-                let mut worker = Worker::new(p);
+                let mut worker = Worker::new();
                 loop {
                     // A poisoned lock means another worker panicked: stop.
                     let next = match walker.lock() {

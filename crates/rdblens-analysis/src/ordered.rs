@@ -319,10 +319,9 @@ where
                             settings.now_ms,
                             &batch,
                             deferred.map(|d| (d, &mut sums)),
-                            false,
                             |r| {
                                 out.push(match r {
-                                    Ok((facts, _)) => KeyItem::Key(map(facts, settings, &mut bytes)),
+                                    Ok(facts) => KeyItem::Key(map(facts, settings, &mut bytes)),
                                     Err(d) => KeyItem::Damaged(d),
                                 })
                             },

@@ -91,8 +91,7 @@ fn damage(e: &Error) -> Damage {
 /// Decodes a batch: the facts of every key the filter admits, or the damage
 /// that stopped its decoding, in batch order, estimated for `profile`.
 /// With `evidence`, also sums the allocator evidence over the batch's keys
-/// (every key: it is deferred only when no key filter is set), and with
-/// `both` as well, hands out each key's facts for the other build too.
+/// (every key: it is deferred only when no key filter is set).
 #[allow(clippy::too_many_arguments)] // the hot loop's state, passed once per batch
 pub(crate) fn batch_facts(
     scratch: &mut Scratch,
@@ -102,8 +101,7 @@ pub(crate) fn batch_facts(
     now_ms: i64,
     batch: &[Record<'_>],
     evidence: Option<(&Deferred, &mut Sums)>,
-    both: bool,
-    mut each: impl FnMut(Result<(&KeyFacts<'_>, Option<&KeyFacts<'_>>), Damage>),
+    mut each: impl FnMut(Result<&KeyFacts<'_>, Damage>),
 ) {
     let estimator = Estimator::new(profile);
     let q16 = profile.quantum == 16;
@@ -131,27 +129,20 @@ pub(crate) fn batch_facts(
         let taken = evidence
             .as_ref()
             .and_then(|(d, _, _)| d.sampler.takes(entry, key));
-        match &mut evidence {
-            Some((_, sums, other)) if both || taken.is_some() => {
-                match key_facts_pair(entry, key, &estimator, other, scratch) {
-                    Ok(pair) => {
-                        if let Some(p) = taken {
-                            let (mine, theirs) = pair.estimates;
-                            let (a8, a16) = if q16 { (theirs, mine) } else { (mine, theirs) };
-                            sums.add(p, &a8, &a16);
-                        }
-                        if filter.admits_facts(&pair.mine, now_ms) {
-                            each(Ok((&pair.mine, both.then_some(&pair.theirs))));
-                        }
-                    }
-                    Err(e) => each(Err(damage(&e))),
-                }
+        let facts = match (taken, &mut evidence) {
+            (Some(p), Some((_, sums, other))) => {
+                key_facts_pair(entry, key, &estimator, other, scratch).map(|(facts, mine, theirs)| {
+                    let (a8, a16) = if q16 { (theirs, mine) } else { (mine, theirs) };
+                    sums.add(p, &a8, &a16);
+                    facts
+                })
             }
-            _ => match key_facts(entry, key, &estimator, scratch) {
-                Ok(facts) if !filter.admits_facts(&facts, now_ms) => {}
-                Ok(facts) => each(Ok((&facts, None))),
-                Err(e) => each(Err(damage(&e))),
-            },
+            _ => key_facts(entry, key, &estimator, scratch),
+        };
+        match facts {
+            Ok(facts) if !filter.admits_facts(&facts, now_ms) => {}
+            Ok(facts) => each(Ok(&facts)),
+            Err(e) => each(Err(damage(&e))),
         }
     }
 }
