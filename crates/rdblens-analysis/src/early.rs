@@ -11,7 +11,9 @@
 //! clusters), predict the whole file with a standard error that shrinks as
 //! the walk goes on. [`EarlyEvidence`] folds batches in file order and
 //! answers as soon as the prediction, with its margins widened by three
-//! standard errors, fits one build and not the other.
+//! standard errors, fits one build and not the other; before that, it
+//! tells which build the prediction leans to (closer to `used-mem` by a
+//! standard error), which the report estimates for meanwhile.
 //!
 //! Batches are folded strictly in order (late ones wait for those before
 //! them), so the point where it answers, and the answer, are the same for
