@@ -21,9 +21,10 @@
 //! corpora; +55 % when it decoded every value of 1 KiB or more). So the
 //! report sums it inside the main pass ([`Deferred`]): it guesses the build
 //! from the first keys, analyses with that guess while summing the
-//! evidence, and keeps the stats of the other build too until the
-//! evidence settles the build (`mainpass`), so a wrong guess costs no
-//! second pass. `keys`, whose records go out as they are made, runs the
+//! evidence, follows the build the evidence leans to batch by batch and
+//! estimates again, at the end, only the batches folded for the build
+//! that lost (`mainpass`), so a wrong guess costs no second pass. `keys`,
+//! whose records go out as they are made, runs the
 //! separate pass ([`choose`]) but stops it as soon as the part read settles
 //! the build (`early`), and sums the evidence in its walk to confirm it
 //! (`ordered::map_keys_in_order_rewindable`). Callers that see only part of
@@ -188,14 +189,13 @@ fn without_evidence(
     }
 }
 
-/// The build [`choose`] picked, and whether from part of the file only.
+/// The build [`choose`] picked.
 pub(crate) struct Chosen {
     pub choice: Choice,
-    /// Settled by the first part of the file ([`crate::early`]): the main
-    /// walk should sum the evidence of the whole file to confirm it.
-    pub from_part: bool,
-    /// The `used-mem` compared to, when there was evidence.
-    pub used_mem: Option<u64>,
+    /// When the first part of the file settled it ([`crate::early`]): the
+    /// `used-mem` the main walk confirms it against, with the evidence of
+    /// the whole file.
+    pub to_confirm: Option<u64>,
 }
 
 /// Picks the quantum for `profile` (the file's writer, or the `--target`)
@@ -215,8 +215,7 @@ pub(crate) fn choose(
     match without_evidence(aux, profile, writer, opts.quantum) {
         Ok(choice) => Chosen {
             choice,
-            from_part: false,
-            used_mem: None,
+            to_confirm: None,
         },
         Err(used_mem) => {
             let sampler = Sampler::for_file(rdb.data().len(), opts.sample_evidence_from);
@@ -225,14 +224,15 @@ pub(crate) fn choose(
                 Some((batches, q)) => EarlyEvidence::forced(used_mem, profile, len, batches, q),
                 None => EarlyEvidence::new(used_mem, profile, len),
             });
-            let (choice, from_part) = match evidence(rdb, profile, sampler, pool, releaser, early) {
-                Evidenced::Whole(sums) => (sums.decide(profile, used_mem), false),
-                Evidenced::Settled(choice) => (choice, true),
-            };
-            Chosen {
-                choice,
-                from_part,
-                used_mem: Some(used_mem),
+            match evidence(rdb, profile, sampler, pool, releaser, early) {
+                Evidenced::Whole(sums) => Chosen {
+                    choice: sums.decide(profile, used_mem),
+                    to_confirm: None,
+                },
+                Evidenced::Settled(choice) => Chosen {
+                    choice,
+                    to_confirm: Some(used_mem),
+                },
             }
         }
     }
@@ -267,14 +267,9 @@ pub(crate) fn defer(
     if rdb.data().len() < sample_from {
         return Err(None);
     }
-    let (q8, q16) = profiles(profile);
-    Ok(Deferred {
-        used_mem,
-        guess: guess(rdb, &q8, &q16, used_mem),
-        sampler: Sampler::for_file(rdb.data().len(), sample_from),
-        q8,
-        q16,
-    })
+    let mut deferred = confirm(rdb, profile, used_mem, 8, sample_from);
+    deferred.guess = guess(rdb, &deferred.q8, &deferred.q16, used_mem);
+    Ok(deferred)
 }
 
 /// [`Deferred`] evidence to confirm a build settled from part of the file

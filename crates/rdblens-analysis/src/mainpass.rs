@@ -15,11 +15,10 @@
 //! overturns costs the part read before it leaned away.
 
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
 
 use rayon::iter::{IntoParallelIterator, ParallelIterator};
-use rdblens_memory::allocator::Choice;
 use rdblens_parser::{RdbFile, Record, Scratch};
 
 use crate::allocator::Sums;
@@ -29,7 +28,7 @@ use crate::options::Options;
 use crate::pipeline::{batch_facts, batch_span, batch_start, file_info, prepare, AllocatorPass, Prepared};
 use crate::release::{BatchDone, Releaser};
 use crate::summary::{KeyStats, Summary, SUMMARY_VERSION};
-use crate::walker::{WalkOutcome, Walker};
+use crate::walker::{SharedWalker, WalkOutcome, Walker};
 
 /// Analyses one file held in `data` (usually a memory map).
 pub fn analyze_bytes(data: &[u8], path: &str, opts: &Options) -> Result<Summary, AnalysisError> {
@@ -177,16 +176,17 @@ impl Worker {
 struct Early {
     evidence: Option<Mutex<EarlyEvidence>>,
     current: AtomicU64,
-    settled: OnceLock<Choice>,
+    /// `current` is the settled build: it moves no more.
+    settled: AtomicBool,
     /// Tests: what happens when, whatever the evidence says.
     forced: Option<Forced>,
 }
 
 /// Tests: lean to a build from a batch on, and settle on a build after a
-/// batch.
+/// batch (batch, quantum).
 struct Forced {
     lean: Option<(u64, u64)>,
-    settle: Option<(u64, Choice)>,
+    settle: Option<(u64, u64)>,
 }
 
 impl Early {
@@ -201,22 +201,22 @@ impl Early {
         Early {
             evidence,
             current: AtomicU64::new(p.profile.quantum),
-            settled: OnceLock::new(),
+            settled: AtomicBool::new(false),
             forced: None,
         }
     }
 
     fn add(&self, seq: u64, span: u64, sums: &Sums) {
-        if self.settled.get().is_some() {
+        if self.settled.load(Ordering::Relaxed) {
             return;
         }
         if let Some(forced) = &self.forced {
             if let Some((_, q)) = forced.lean.filter(|(at, _)| seq >= *at) {
                 self.current.store(q, Ordering::Relaxed);
             }
-            if let Some((_, choice)) = forced.settle.as_ref().filter(|(at, _)| seq >= *at) {
-                self.current.store(choice.quantum, Ordering::Relaxed);
-                let _ = self.settled.set(choice.clone());
+            if let Some((_, q)) = forced.settle.filter(|(at, _)| seq >= *at) {
+                self.current.store(q, Ordering::Relaxed);
+                self.settled.store(true, Ordering::Relaxed);
             }
             return;
         }
@@ -226,7 +226,7 @@ impl Early {
         match evidence.add(seq, span, sums.batch_evidence()) {
             Some(choice) => {
                 self.current.store(choice.quantum, Ordering::Relaxed);
-                let _ = self.settled.set(choice);
+                self.settled.store(true, Ordering::Relaxed);
             }
             None => {
                 if let Some(q) = evidence.closer() {
@@ -309,13 +309,13 @@ fn run(
     early: Early,
     only: Option<&BTreeSet<u64>>,
 ) -> MainPass {
-    let mut walker = Walker::new(
+    let walker = SharedWalker::new(Walker::new(
         &p.rdb,
         opts.batch_entries,
         &opts.filter,
         opts.progress.as_ref(),
         releaser,
-    );
+    ));
     let last = only.map(|o| o.last().copied().unwrap_or(0));
     // Whether batch `seq` is folded; `None`: past the last one wanted.
     let wanted = |seq: u64| match (only, last) {
@@ -323,12 +323,13 @@ fn run(
         (Some(o), _) => Some(o.contains(&seq)),
         (None, _) => Some(true),
     };
-    let workers = if p.threads == 1 {
-        // One thread does it all: a second one would only add hand-offs
-        // (and a second busy core to `--threads 1`).
+    // One worker per thread, each taking turns at the walker and decoding
+    // the batch it has just walked, while it is in its core's cache; one
+    // accumulator per worker, merged once at the end: far fewer merges (and
+    // 16384-slot tables) than a fold per stolen job.
+    let work = || {
         let mut worker = Worker::new();
-        let mut seq = 0;
-        while let Some(batch) = walker.next_batch() {
+        while let Some((seq, batch)) = walker.next(|_| true) {
             match wanted(seq) {
                 None => {
                     drop(BatchDone(releaser, batch_start(&batch)));
@@ -337,17 +338,23 @@ fn run(
                 Some(true) => worker.fold(p, &opts.filter, releaser, &early, (seq, &batch)),
                 Some(false) => drop(BatchDone(releaser, batch_start(&batch))),
             }
-            seq += 1;
         }
         worker.finish();
-        vec![worker]
+        worker
+    };
+    let workers: Vec<Worker> = if p.threads == 1 {
+        // One thread does it all: a second one would only add hand-offs
+        // (and a second busy core to `--threads 1`).
+        vec![work()]
     } else {
-        parallel(p, opts, releaser, &mut walker, &early, &wanted)
+        p.pool
+            .install(|| (0..p.threads).into_par_iter().map(|_| work()).collect())
     };
     let mut pass = MainPass {
         stats: [None, None],
         batches: [BTreeSet::new(), BTreeSet::new()],
-        outcome: walker.finish(),
+        // A worker that panicked holding the walker ended the pass before this.
+        outcome: walker.finish().unwrap_or_default(),
         evidence: Sums::default(),
     };
     for w in workers {
@@ -366,51 +373,6 @@ fn run(
         pass.evidence = std::mem::take(&mut pass.evidence).merge(w.evidence);
     }
     pass
-}
-
-/// `p.threads` workers taking turns at the walker: each decodes the batch
-/// it has just walked, while it is in its core's cache.
-fn parallel(
-    p: &Prepared<'_>,
-    opts: &Options,
-    releaser: Option<&Releaser<'_>>,
-    walker: &mut Walker<'_, '_>,
-    early: &Early,
-    wanted: &(dyn Fn(u64) -> Option<bool> + Sync),
-) -> Vec<Worker> {
-    // The walker and the number of the next batch it gives.
-    let walker = Mutex::new((walker, 0u64));
-    // One accumulator per worker, merged once at the end: far fewer
-    // merges (and 16384-slot tables) than a fold per stolen job.
-    p.pool.install(|| {
-        (0..p.threads)
-            .into_par_iter()
-            .map(|_| {
-                let mut worker = Worker::new();
-                loop {
-                    // A poisoned lock means another worker panicked: stop.
-                    let next = match walker.lock() {
-                        Ok(mut w) => w.0.next_batch().map(|b| {
-                            w.1 += 1;
-                            (w.1 - 1, b)
-                        }),
-                        Err(_) => None,
-                    };
-                    let Some((seq, batch)) = next else { break };
-                    match wanted(seq) {
-                        None => {
-                            drop(BatchDone(releaser, batch_start(&batch)));
-                            break;
-                        }
-                        Some(true) => worker.fold(p, &opts.filter, releaser, early, (seq, &batch)),
-                        Some(false) => drop(BatchDone(releaser, batch_start(&batch))),
-                    }
-                }
-                worker.finish();
-                worker
-            })
-            .collect()
-    })
 }
 
 #[cfg(test)]

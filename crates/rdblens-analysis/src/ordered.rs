@@ -29,7 +29,7 @@ use crate::pipeline::{batch_facts, batch_start, file_info, prepare, AllocatorPas
 use crate::release::{BatchDone, Releaser};
 use crate::settings::Settings;
 use crate::summary::{AllocatorInfo, Damage, FileInfo};
-use crate::walker::Walker;
+use crate::walker::{SharedWalker, Walker};
 
 /// Batches per worker the workers may run ahead of the consumer: enough to
 /// keep every worker busy while one batch is slow or the writer stalls
@@ -277,15 +277,12 @@ where
     let deferred = p.deferred.as_ref();
     let mut evidence = Sums::default();
     let mut stopped = false;
-    let walker = Mutex::new((
-        Walker::new(
-            &p.rdb,
-            opts.batch_entries,
-            &opts.filter,
-            opts.progress.as_ref(),
-            releaser,
-        ),
-        0u64,
+    let walker = SharedWalker::new(Walker::new(
+        &p.rdb,
+        opts.batch_entries,
+        &opts.filter,
+        opts.progress.as_ref(),
+        releaser,
     ));
     let window = (p.threads.max(1) * BATCHES_PER_WORKER) as u64;
     let order: InOrderQueue<Decoded<T>> = InOrderQueue::new(p.threads.max(1));
@@ -298,14 +295,7 @@ where
                     let _leave = Leave(&order);
                     let (mut scratch, mut key_buf) = (Scratch::new(), Vec::new());
                     loop {
-                        // A poisoned lock means another worker panicked: stop.
-                        let next = match walker.lock() {
-                            Ok(mut w) if order.may_take(w.1, window) => w.0.next_batch().map(|b| {
-                                w.1 += 1;
-                                (w.1 - 1, b)
-                            }),
-                            _ => None,
-                        };
+                        let next = walker.next(|seq| order.may_take(seq, window));
                         let Some((seq, batch)) = next else { break };
                         let _done = BatchDone(releaser, batch_start(&batch));
                         let mut out = Vec::with_capacity(batch.len());
@@ -348,10 +338,9 @@ where
         }
         Ok(())
     })?;
-    let outcome = match walker.into_inner() {
-        Ok((w, _)) => w.finish(),
-        Err(_) => return Err(AnalysisError::Internal("a worker panicked while walking".into())),
-    };
+    let outcome = walker
+        .finish()
+        .ok_or_else(|| AnalysisError::Internal("a worker panicked while walking".into()))?;
     // A consumer that stopped keeps nothing: the guess stands.
     let verdict = deferred.filter(|_| !stopped).map(|d| {
         let choice = evidence.decide(&p.profile, d.used_mem);

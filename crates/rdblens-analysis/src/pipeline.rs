@@ -235,16 +235,10 @@ pub(crate) fn prepare<'a>(
         AllocatorPass::SeparateUntilSettled => {
             // A settled build can be confirmed only by a walk of every key.
             let chosen = separate(&profile, opts.filter.is_empty());
-            let confirm = match chosen.used_mem {
-                Some(used_mem) if chosen.from_part => Some(crate::allocator::confirm(
-                    &rdb,
-                    &profile,
-                    used_mem,
-                    chosen.choice.quantum,
-                    opts.sample_evidence_from,
-                )),
-                _ => None,
-            };
+            let confirm = chosen.to_confirm.map(|used_mem| {
+                let q = chosen.choice.quantum;
+                crate::allocator::confirm(&rdb, &profile, used_mem, q, opts.sample_evidence_from)
+            });
             (chosen.choice, confirm)
         }
         AllocatorPass::Separate | AllocatorPass::InMainPass => (separate(&profile, false).choice, None),

@@ -241,3 +241,36 @@ impl<'a, 'w> Walker<'a, 'w> {
         self.out
     }
 }
+
+/// A [`Walker`] the workers take turns at, numbering its batches 0, 1,
+/// 2... in file order (the number says which batches to fold again, or
+/// in which order to hand them out).
+pub(crate) struct SharedWalker<'a, 'w> {
+    inner: std::sync::Mutex<(Walker<'a, 'w>, u64)>,
+}
+
+impl<'a, 'w> SharedWalker<'a, 'w> {
+    pub fn new(walker: Walker<'a, 'w>) -> Self {
+        SharedWalker {
+            inner: std::sync::Mutex::new((walker, 0)),
+        }
+    }
+
+    /// The next batch and its number, if `may_take` allows its number
+    /// (called under the lock, so it may wait); `None` at the end, when
+    /// refused, or when another worker panicked holding the lock.
+    pub fn next(&self, may_take: impl FnOnce(u64) -> bool) -> Option<(u64, Batch<'a>)> {
+        let mut w = self.inner.lock().ok()?;
+        if !may_take(w.1) {
+            return None;
+        }
+        let batch = w.0.next_batch()?;
+        w.1 += 1;
+        Some((w.1 - 1, batch))
+    }
+
+    /// The walk's outcome; `None` if a worker panicked holding the lock.
+    pub fn finish(self) -> Option<WalkOutcome> {
+        self.inner.into_inner().ok().map(|(w, _)| w.finish())
+    }
+}

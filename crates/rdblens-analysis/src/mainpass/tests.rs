@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::pipeline::{prepare, AllocatorPass};
-use rdblens_memory::allocator::Basis;
+use rdblens_memory::allocator::{Basis, Choice};
 
 fn fixture() -> Vec<u8> {
     let path = concat!(
@@ -71,10 +71,7 @@ fn every_way_through_the_pass_ends_with_the_stats_of_the_build_shown() {
                 for (quantum, stats) in &expected {
                     let p = prepare(&data, &o, None, AllocatorPass::InMainPass).expect("prepared"); // ok: unit test
                     let early = Early {
-                        forced: Some(Forced {
-                            lean,
-                            settle: settle.map(|(at, q)| (at, choice(q))),
-                        }),
+                        forced: Some(Forced { lean, settle }),
                         ..Early::for_pass(&p)
                     };
                     let pass = run(&p, &o, None, early, None);
