@@ -10,6 +10,9 @@
 //! Valkey 8.1+ `hashtable`: 64-byte buckets of 7 slots, sized to
 //! `nextpow2(ceil(5n/32))`, with child buckets for overflowing chains.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+
 /// `dictExpand(n)` on an empty dict: the smallest power of two ≥ n, at least 4.
 pub(crate) fn presized(n: u64) -> u64 {
     n.max(4).checked_next_power_of_two().unwrap_or(1 << 63)
@@ -61,6 +64,38 @@ fn occupancy(m: u64, s: u64) -> Vec<(u64, f64)> {
         .filter(|(_, p)| *p > 0.0)
         .map(|(b, p)| (b as u64, p))
         .collect()
+}
+
+/// Answers kept per thread: at most this many, so a rules file with huge
+/// listpack limits cannot grow the memo without bound (past it, answers
+/// are computed every time, as before).
+const MEMO_CAP: usize = 1 << 16;
+
+thread_local! {
+    /// Expected slot counts by what they are a function of.
+    static MEMO: RefCell<HashMap<(u8, u64, u64), f64>> = RefCell::new(HashMap::new());
+}
+
+/// `compute()`, remembered under `key` on this thread. The expectations of
+/// this module depend on a few small integers only (an event plan and a
+/// count), and the same ones come back key after key: a small hash
+/// converted on load replays up to a few hundred events through a set of
+/// rehash states, and [`occupancy`] costs m x s for tables under ~550
+/// buckets. Computed per key they took 5 % of the collection-heavy
+/// report's cycles (perf, session 9); remembered, they cost a lookup. A
+/// thread-local map needs no lock on the workers.
+pub(crate) fn memoized(key: (u8, u64, u64), compute: impl FnOnce() -> f64) -> f64 {
+    if let Some(v) = MEMO.with(|m| m.borrow().get(&key).copied()) {
+        return v;
+    }
+    let v = compute();
+    MEMO.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.len() < MEMO_CAP {
+            m.insert(key, v);
+        }
+    });
+    v
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -167,6 +202,10 @@ pub(crate) fn grown_slots(n: u64) -> f64 {
     if n <= 4 {
         return 4.0;
     }
+    memoized((0, n, 0), || grown_slots_uncached(n))
+}
+
+fn grown_slots_uncached(n: u64) -> f64 {
     // The largest power of two (≥ 4) below n.
     let u = presized(n) / 2;
     let u = if u >= n { u / 2 } else { u }.max(4);

@@ -111,7 +111,7 @@ fn with_field_ttls(facts: &Facts, ctx: &Ctx<'_>) -> Value {
         // Converted while still empty, then grown by every add.
         _ if !small => dict::grown_slots(n),
         _ => match facts.first_long_pair {
-            Some(i) => {
+            Some(i) => dict::memoized((1, i, n), || {
                 let rest = n - i - 1;
                 let events = [Event::Expand(i)]
                     .into_iter()
@@ -119,7 +119,7 @@ fn with_field_ttls(facts: &Facts, ctx: &Ctx<'_>) -> Value {
                     .chain((rest > 4).then_some(Event::Expand(rest)))
                     .chain(adds(rest + 1));
                 dict::expected_slots(events)
-            }
+            }),
             None => return Value::new(Encoding::ListpackEx, listpackex(facts.lpex_bytes)),
         },
     };
@@ -131,14 +131,16 @@ fn with_field_ttls(facts: &Facts, ctx: &Ctx<'_>) -> Value {
 /// (7.0+) or grown from empty, which is re-expanded to the remaining count
 /// if that exceeds 4, and the rest are added.
 fn conversion_slots(i: u64, n: u64, presize_first: bool) -> f64 {
-    let rest = n.saturating_sub(i + 1);
-    let events = presize_first
-        .then_some(Event::Expand(i))
-        .into_iter()
-        .chain(adds(i + 1))
-        .chain((rest > 4).then_some(Event::Expand(rest)))
-        .chain(adds(rest));
-    dict::expected_slots(events)
+    dict::memoized((2 + u8::from(presize_first), i, n), || {
+        let rest = n.saturating_sub(i + 1);
+        let events = presize_first
+            .then_some(Event::Expand(i))
+            .into_iter()
+            .chain(adds(i + 1))
+            .chain((rest > 4).then_some(Event::Expand(rest)))
+            .chain(adds(rest));
+        dict::expected_slots(events)
+    })
 }
 
 fn adds(n: u64) -> impl Iterator<Item = Event> {
