@@ -297,6 +297,36 @@ mod tests {
     }
 
     #[test]
+    fn remembered_answers_are_the_computed_ones() {
+        // Each n twice: the second answer comes from the memo.
+        for n in (5..700).chain([1 << 20]) {
+            let first = grown_slots(n);
+            assert_eq!(first.to_bits(), grown_slots_uncached(n).to_bits(), "n={n}");
+            assert_eq!(grown_slots(n).to_bits(), first.to_bits(), "n={n}");
+        }
+        // Keys differ by their first part: one plan does not answer for another.
+        assert_eq!(memoized((250, 7, 7), || 1.0), 1.0);
+        assert_eq!(memoized((251, 7, 7), || 2.0), 2.0);
+        assert_eq!(memoized((250, 7, 7), || 3.0), 1.0);
+    }
+
+    #[test]
+    fn the_memo_stops_growing_at_its_cap() {
+        // On a thread of its own: a fresh memo.
+        std::thread::spawn(|| {
+            for i in 0..MEMO_CAP as u64 + 10 {
+                memoized((252, i, 0), || i as f64);
+            }
+            assert_eq!(MEMO.with(|m| m.borrow().len()), MEMO_CAP);
+            // Past the cap an answer is computed, not remembered.
+            assert_eq!(memoized((252, u64::MAX, 0), || 5.0), 5.0);
+            assert_eq!(memoized((252, u64::MAX, 0), || 6.0), 6.0);
+        })
+        .join()
+        .unwrap(); // ok: unit test
+    }
+
+    #[test]
     fn conversion_path_matches_the_prototype() {
         let events = [Event::Expand(2)]
             .into_iter()
