@@ -365,6 +365,37 @@ fn lzf(c: &mut Criterion) {
                 sum
             })
         });
+        // The crates.io decoders on the same input: `lzf` (deprecated; a
+        // fresh zeroed Vec per call) and `lzf-rust` (into a buffer).
+        let raw: Vec<(&[u8], usize)> = set
+            .iter()
+            .filter_map(|s| match s {
+                RdbString::Lzf { compressed, len } => Some((*compressed, *len)),
+                _ => None,
+            })
+            .collect();
+        g.bench_function(format!("{name}_{}x_lzf_crate", set.len()), |b| {
+            b.iter(|| {
+                let mut sum = 0usize;
+                for (compressed, len) in &raw {
+                    sum += lzf::decompress(compressed, *len).expect("valid LZF").len();
+                }
+                sum
+            })
+        });
+        let mut buf = Vec::new();
+        g.bench_function(format!("{name}_{}x_lzf_rust_crate", set.len()), |b| {
+            b.iter(|| {
+                let mut sum = 0usize;
+                for (compressed, len) in &raw {
+                    if buf.len() < *len {
+                        buf.resize(*len, 0);
+                    }
+                    sum += lzf_rust::decompress(compressed, &mut buf[..*len]).expect("valid LZF");
+                }
+                sum
+            })
+        });
     }
     g.finish();
 }
