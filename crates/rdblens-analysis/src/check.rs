@@ -394,17 +394,38 @@ fn key_stats(c: &mut Checker, s: &Summary) -> Checked {
             totals.keys,
         )
     })?;
-    c.at("limits", |c| acc::limits(c, &k.limits, s.settings.top, totals))?;
-    c.at("top", |c| acc::top_set(c, &k.top))?;
-    c.at("key_names", |c| {
-        acc::key_names(c, &k.key_names, &s.settings, totals)
-    })?;
-    c.at("prefixes", |c| acc::prefixes(c, &k.prefixes, &s.settings, totals))?;
-    c.at("ttl", |c| acc::ttl(c, &k.ttl, totals))?;
-    c.at("expiry", |c| acc::expiry(c, &k.expiry, &s.settings, totals))?;
-    c.at("slots", |c| acc::slots(c, &k.slots, totals))?;
-    c.at("access", |c| acc::access(c, &k.access, totals))?;
-    c.at("rules", |c| acc::rules(c, &k.rules, &s.settings, totals))?;
+    // Accumulators a run left empty (fewer report sections) are not
+    // checked; a summary read from a file has them all.
+    let kept = k.kept;
+    if kept.limits {
+        c.at("limits", |c| acc::limits(c, &k.limits, s.settings.top, totals))?;
+    }
+    if kept.top {
+        c.at("top", |c| acc::top_set(c, &k.top))?;
+    }
+    if kept.key_names {
+        c.at("key_names", |c| {
+            acc::key_names(c, &k.key_names, &s.settings, totals)
+        })?;
+    }
+    if kept.prefixes {
+        c.at("prefixes", |c| acc::prefixes(c, &k.prefixes, &s.settings, totals))?;
+    }
+    if kept.ttl {
+        c.at("ttl", |c| acc::ttl(c, &k.ttl, totals))?;
+    }
+    if kept.expiry {
+        c.at("expiry", |c| acc::expiry(c, &k.expiry, &s.settings, totals))?;
+    }
+    if kept.slots {
+        c.at("slots", |c| acc::slots(c, &k.slots, totals))?;
+    }
+    if kept.access {
+        c.at("access", |c| acc::access(c, &k.access, totals))?;
+    }
+    if kept.rules {
+        c.at("rules", |c| acc::rules(c, &k.rules, &s.settings, totals))?;
+    }
     c.at("empty", |c| {
         let e = &k.empty;
         c.count("keys", e.keys)?;

@@ -54,7 +54,7 @@ pub use filter::{glob_match, KeyFilter, SizeBy, SizeRange, TtlFilter};
 pub use keyname::KeyName;
 pub use limits::LimitCheck;
 pub use mainpass::{analyze_bytes, analyze_file};
-pub use options::{Options, Progress};
+pub use options::{Accumulators, Options, Progress};
 pub use ordered::{
     map_file_keys_in_order, map_file_keys_in_order_rewindable, map_keys_in_order,
     map_keys_in_order_rewindable, Again, InOrder, KeyItem,

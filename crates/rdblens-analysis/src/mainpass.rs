@@ -53,10 +53,10 @@ fn analyze(
     let mut p = prepare(data, opts, releaser, AllocatorPass::InMainPass)?;
     let mut pass = main_pass(&p, opts, releaser);
     let (mut stats, outcome) = match p.deferred.take() {
-        None => (pass.take(p.profile.quantum, &p.settings), pass.outcome),
+        None => (pass.take(p.profile.quantum, &p), pass.outcome),
         Some(d) => {
             let choice = pass.evidence.decide(&p.profile, d.used_mem);
-            let outcome = match resolve(pass, choice.quantum, &p.settings) {
+            let outcome = match resolve(pass, choice.quantum, &p) {
                 Resolved::Stats(done) => *done,
                 Resolved::Lacking(part, lacking) => {
                     let (mut stats, outcome) = *part;
@@ -148,7 +148,8 @@ impl Worker {
         if p.deferred.is_some() {
             self.batches[slot(quantum)].push(seq);
         }
-        let stats = self.stats[slot(quantum)].get_or_insert_with(|| KeyStats::new(&p.settings));
+        let stats = self.stats[slot(quantum)]
+            .get_or_insert_with(|| KeyStats::new(&p.settings).keeping(p.accumulators));
         let mut sums = Sums::default();
         batch_facts(
             &mut self.scratch,
@@ -256,10 +257,10 @@ pub(crate) struct MainPass {
 impl MainPass {
     /// The stats of `quantum`'s build (all of them, when the pass was
     /// decided from the start).
-    fn take(&mut self, quantum: u64, settings: &crate::settings::Settings) -> KeyStats {
+    fn take(&mut self, quantum: u64, p: &Prepared<'_>) -> KeyStats {
         self.stats[slot(quantum)]
             .take()
-            .unwrap_or_else(|| KeyStats::new(settings))
+            .unwrap_or_else(|| KeyStats::new(&p.settings).keeping(p.accumulators))
     }
 }
 
@@ -278,8 +279,8 @@ enum Resolved {
 }
 
 /// Takes from `pass` what it holds for `quantum`'s build.
-fn resolve(mut pass: MainPass, quantum: u64, settings: &crate::settings::Settings) -> Resolved {
-    let stats = pass.take(quantum, settings);
+fn resolve(mut pass: MainPass, quantum: u64, p: &Prepared<'_>) -> Resolved {
+    let stats = pass.take(quantum, p);
     let lacking = std::mem::take(&mut pass.batches[slot(other_build(quantum))]);
     let done = Box::new((stats, pass.outcome));
     match lacking.is_empty() {
@@ -296,7 +297,7 @@ fn catch_up(
     only: &BTreeSet<u64>,
 ) -> KeyStats {
     let mut pass = run(p, opts, releaser, Early::for_pass(p), Some(only));
-    let mut stats = pass.take(p.profile.quantum, &p.settings);
+    let mut stats = pass.take(p.profile.quantum, p);
     stats.finish();
     stats
 }

@@ -159,6 +159,8 @@ pub(crate) struct Prepared<'a> {
     /// then a guess).
     pub deferred: Option<Deferred>,
     pub settings: Settings,
+    /// The accumulators the keys feed (`Options::accumulators`).
+    pub accumulators: crate::options::Accumulators,
     pub threads: usize,
     pub pool: rayon::ThreadPool,
 }
@@ -251,6 +253,7 @@ pub(crate) fn prepare<'a>(
         allocator,
         deferred,
         settings,
+        accumulators: opts.accumulators,
         threads,
         pool,
     })

@@ -26,6 +26,7 @@ use crate::acc::Accumulate;
 use crate::check::CheckError;
 use crate::facts::KeyFacts;
 use crate::keyshape::KeyShape;
+use crate::options::Accumulators;
 use crate::settings::{join_differences, Difference, Settings};
 use crate::shard::ShardStats;
 
@@ -96,6 +97,10 @@ pub struct KeyStats {
     /// summaries of versions before it: none there).
     #[serde(default)]
     pub empty: EmptyCollections,
+    /// The accumulators this run fed; the others stay empty. Not written
+    /// to summaries (a summary is always made with all of them).
+    #[serde(skip)]
+    pub kept: Accumulators,
     /// Keys whose value could not be decoded.
     pub damaged_keys: u64,
     /// The first [`DAMAGE_KEPT`] of those keys' damage records, by offset.
@@ -139,6 +144,7 @@ impl KeyStats {
             access: Access::new(s.top),
             rules: RuleHits::new(&s.rules, s.separator, s.now_ms),
             empty: EmptyCollections::default(),
+            kept: Accumulators::ALL,
             damaged_keys: 0,
             damage: Vec::new(),
         }
@@ -172,17 +178,42 @@ impl KeyStats {
             self.compression.stored_bytes += f.lzf_stored_bytes;
             self.compression.uncompressed_bytes += f.lzf_uncompressed_bytes;
         }
-        self.limits.add(f);
-        self.top.add(f);
+        let kept = self.kept;
+        if kept.limits {
+            self.limits.add(f);
+        }
+        if kept.top {
+            self.top.add(f);
+        }
         // One pass over the key's bytes serves every name check.
         let shape = KeyShape::of(f.key, self.key_names.separator);
-        self.key_names.add_shaped(f, &shape);
-        self.prefixes.add(f);
-        self.ttl.add(f);
-        self.expiry.add_shaped(f, &shape);
-        self.slots.add_shaped(f, &shape);
-        self.access.add(f);
-        self.rules.add_shaped(f, &shape);
+        if kept.key_names {
+            self.key_names.add_shaped(f, &shape);
+        }
+        if kept.prefixes {
+            self.prefixes.add(f);
+        }
+        if kept.ttl {
+            self.ttl.add(f);
+        }
+        if kept.expiry {
+            self.expiry.add_shaped(f, &shape);
+        }
+        if kept.slots {
+            self.slots.add_shaped(f, &shape);
+        }
+        if kept.access {
+            self.access.add(f);
+        }
+        if kept.rules {
+            self.rules.add_shaped(f, &shape);
+        }
+    }
+
+    /// These statistics, feeding only the accumulators `kept` names.
+    pub fn keeping(mut self, kept: Accumulators) -> Self {
+        self.kept = kept;
+        self
     }
 
     /// Rare (old server bugs): kept out of line, off the per-key path.
@@ -214,6 +245,7 @@ impl KeyStats {
 
     /// Folds in another worker's or file's statistics; counts add up saturating.
     pub fn merge(&mut self, o: KeyStats) {
+        self.kept = self.kept.both(o.kept);
         self.totals.merge(&o.totals);
         merge_map(&mut self.databases, o.databases);
         self.types.merge_with(o.types, |a, b| a.merge(&b));

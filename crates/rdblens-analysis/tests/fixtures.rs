@@ -158,6 +158,96 @@ fn thread_count_and_batching_do_not_change_the_summary() {
     }
 }
 
+/// Each accumulator fed alone: it holds what the full run holds, every
+/// other one stays as a fresh one, and the summary passes its check.
+#[test]
+fn accumulators_left_out_stay_empty_and_the_rest_are_exact() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/rdb/redis-7.4.5/all-types.rdb");
+    let data = std::fs::read(&path).unwrap();
+    let run = |accumulators| {
+        let opts = Options {
+            threads: 2,
+            batch_entries: 64,
+            accumulators,
+            ..Options::default()
+        };
+        analyze_bytes(&data, "all-types.rdb", &opts).unwrap()
+    };
+    let full = run(Accumulators::ALL);
+    let fresh = KeyStats::new(&full.settings);
+    let none = Accumulators::NONE;
+    for (name, only) in [
+        ("top", Accumulators { top: true, ..none }),
+        ("limits", Accumulators { limits: true, ..none }),
+        (
+            "key_names",
+            Accumulators {
+                key_names: true,
+                ..none
+            },
+        ),
+        (
+            "prefixes",
+            Accumulators {
+                prefixes: true,
+                ..none
+            },
+        ),
+        ("ttl", Accumulators { ttl: true, ..none }),
+        ("expiry", Accumulators { expiry: true, ..none }),
+        ("slots", Accumulators { slots: true, ..none }),
+        ("access", Accumulators { access: true, ..none }),
+        ("rules", Accumulators { rules: true, ..none }),
+    ] {
+        let part = run(only);
+        part.check().unwrap_or_else(|e| panic!("{name}: {e}"));
+        let (k, f) = (&part.keys, &full.keys);
+        assert_eq!(k.totals, f.totals, "{name}");
+        assert_eq!(k.types, f.types, "{name}");
+        let same = |kept: bool, equal_full: bool, equal_fresh: bool, what: &str| {
+            if kept {
+                assert!(equal_full, "{name}: {what} differs from the full run");
+            } else {
+                assert!(equal_fresh, "{name}: {what} was fed");
+            }
+        };
+        same(only.top, k.top == f.top, k.top == fresh.top, "top");
+        same(
+            only.limits,
+            k.limits == f.limits,
+            k.limits == fresh.limits,
+            "limits",
+        );
+        same(
+            only.key_names,
+            k.key_names == f.key_names,
+            k.key_names == fresh.key_names,
+            "key_names",
+        );
+        same(
+            only.prefixes,
+            k.prefixes == f.prefixes,
+            k.prefixes == fresh.prefixes,
+            "prefixes",
+        );
+        same(only.ttl, k.ttl == f.ttl, k.ttl == fresh.ttl, "ttl");
+        same(
+            only.expiry,
+            k.expiry == f.expiry,
+            k.expiry == fresh.expiry,
+            "expiry",
+        );
+        same(only.slots, k.slots == f.slots, k.slots == fresh.slots, "slots");
+        same(
+            only.access,
+            k.access == f.access,
+            k.access == fresh.access,
+            "access",
+        );
+        same(only.rules, k.rules == f.rules, k.rules == fresh.rules, "rules");
+    }
+}
+
 #[test]
 fn merging_partial_summaries_in_any_grouping_gives_the_whole() {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/rdb/redis-8.0.6/all-types.rdb");

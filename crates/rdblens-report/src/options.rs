@@ -2,6 +2,7 @@
 //! window, table width, order, and the server split plans are priced for.
 
 use rdblens_analysis::acc::expiry::{auto_width, ClusterRule, ExpiryHistogram};
+use rdblens_analysis::Accumulators;
 
 /// Report sections, selectable with `--section`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -64,6 +65,48 @@ impl Section {
             Section::Findings => "findings",
             Section::Plans => "plans",
         }
+    }
+
+    /// The accumulators the model reads to build this section (the
+    /// figures every report shows come on top). The audit behind
+    /// `findings` and `plans` reads them all.
+    pub fn accumulators(self) -> Accumulators {
+        let none = Accumulators::NONE;
+        match self {
+            // Each file's biggest key and the slots it holds.
+            Section::Shards => Accumulators {
+                top: true,
+                slots: true,
+                ..none
+            },
+            Section::Bigkeys => Accumulators { top: true, ..none },
+            Section::Encodings => Accumulators { limits: true, ..none },
+            Section::Ttl => Accumulators { ttl: true, ..none },
+            // Clusters are named from the namespace tree.
+            Section::Expiry => Accumulators {
+                expiry: true,
+                prefixes: true,
+                ..none
+            },
+            Section::Keys => Accumulators {
+                key_names: true,
+                ..none
+            },
+            Section::Prefixes => Accumulators {
+                prefixes: true,
+                ..none
+            },
+            Section::Slots => Accumulators { slots: true, ..none },
+            Section::Access => Accumulators { access: true, ..none },
+            Section::Findings | Section::Plans => Accumulators::ALL,
+        }
+    }
+
+    /// What `sections` need, together.
+    pub fn accumulators_for(sections: &[Section]) -> Accumulators {
+        sections
+            .iter()
+            .fold(Accumulators::NONE, |acc, s| acc.either(s.accumulators()))
     }
 
     /// The section named `s` (as [`Section::name`] spells it).

@@ -271,3 +271,22 @@ fn diff_fits_60_columns_without_splitting_words() {
         );
     }
 }
+
+#[test]
+fn sections_feed_only_the_accumulators_they_read() {
+    use rdblens_analysis::Accumulators;
+    // The default sections include the audit, which reads everything.
+    assert!(Section::accumulators_for(&Section::ALL).is_all());
+    assert!(Section::accumulators_for(&[Section::Plans]).is_all());
+    let two = Section::accumulators_for(&[Section::Bigkeys, Section::Ttl]);
+    let want = Accumulators {
+        top: true,
+        ttl: true,
+        ..Accumulators::NONE
+    };
+    assert_eq!(two, want);
+    // Rule hits serve the audit alone.
+    for s in Section::ALL.into_iter().filter(|s| *s != Section::Findings) {
+        assert!(!s.accumulators().rules, "{}", s.name());
+    }
+}

@@ -76,7 +76,7 @@ pub struct ReportArgs {
     /// Write the report here instead of standard output.
     #[arg(long, short)]
     pub output: Option<PathBuf>,
-    /// Sections to show (comma-separated): shards,bigkeys,encodings,ttl,expiry,keys,prefixes,slots,access,findings; `plans` (split plans, docs/advisor.md) only when named.
+    /// Sections to show (comma-separated): shards,bigkeys,encodings,ttl,expiry,keys,prefixes,slots,access,findings; `plans` (split plans, docs/advisor.md) only when named. Only what they show is computed (findings and plans need everything).
     #[arg(long, value_delimiter = ',')]
     pub section: Vec<String>,
     /// No progress output.
@@ -247,7 +247,17 @@ pub fn prepare(args: &ReportArgs) -> Result<(Options, ReportOptions)> {
     crate::common::check_labels(&args.label, args.files.len())?;
     let inputs = args.files.iter().chain(&args.model.config).chain(&args.rules);
     crate::output::refuse_input_as_output(args.output.as_deref(), inputs.map(|p| p.as_path()))?;
-    Ok((options(args)?, report_options(args, false)?))
+    let report_opts = report_options(args, false)?;
+    let mut opts = options(args)?;
+    // Fewer sections feed fewer accumulators (the tables, JSON and HTML
+    // are all built from the model, which reads only what the sections
+    // show). A summary and a `--fail-on` gate (the audit reads them all)
+    // need every one.
+    let everything = args.summary_only || args.fail_on.is_some();
+    if !everything {
+        opts.accumulators = Section::accumulators_for(&report_opts.sections);
+    }
+    Ok((opts, report_opts))
 }
 
 /// Runs the command; returns the summary and the audit (when `--fail-on`

@@ -422,6 +422,48 @@ fn sections_choose_what_is_shown() {
     usage_error(&[ALL_TYPES, "--section", "bigkeys,colors"], "rdblens: unknown section 'colors' (expected shards,bigkeys,encodings,ttl,expiry,keys,prefixes,slots,access,findings,plans)");
 }
 
+/// A report of a few sections feeds only the accumulators they read
+/// (`Section::accumulators`): each section it shows must be the one the
+/// full report (every accumulator fed) shows, figure for figure.
+#[test]
+fn a_section_alone_shows_what_the_full_report_shows() {
+    let cases: [&[&str]; 4] = [
+        &[ALL_TYPES],
+        &["fixtures/rdb/redis-6.2.14/lru.rdb"],
+        &["fixtures/rdb/redis-6.2.14/lfu.rdb"],
+        &[ALL_TYPES, "fixtures/rdb/valkey-9.1.2/all-types.rdb"],
+    ];
+    for files in cases {
+        let full = json(files);
+        // Each section, and a member of the JSON only it adds.
+        for (section, member) in [
+            ("shards", "shards"),
+            ("bigkeys", "top_keys"),
+            ("encodings", "limits"),
+            ("ttl", "ttl"),
+            ("expiry", "expiry"),
+            ("keys", "key_names"),
+            ("prefixes", "prefixes"),
+            ("slots", "slots"),
+            ("access", "access"),
+            ("bigkeys,ttl", "ttl"),
+            ("expiry,slots", "slots"),
+        ] {
+            let args: Vec<&str> = files.iter().copied().chain(["--section", section]).collect();
+            let part = json(&args);
+            let shown = part.as_object().unwrap();
+            assert!(
+                shown.contains_key(member),
+                "{section}: {:?}",
+                shown.keys().collect::<Vec<_>>()
+            );
+            for (name, value) in shown {
+                assert_eq!(value, &full[name], "{files:?} --section {section}: {name}");
+            }
+        }
+    }
+}
+
 #[test]
 fn access_section_shows_lru_and_lfu() {
     let t = table(&["fixtures/rdb/redis-6.2.14/lru.rdb", "--section", "access"]);

@@ -38,7 +38,7 @@ fn decided(data: &[u8], quantum: u64) -> KeyStats {
     let p = prepare(data, &opts(1), None, AllocatorPass::Decided(choice(quantum))).expect("prepared"); // ok: unit test
     let mut pass = main_pass(&p, &opts(1), None);
     assert!(p.deferred.is_none() && pass.batches.iter().all(BTreeSet::is_empty));
-    let mut stats = pass.take(quantum, &p.settings);
+    let mut stats = pass.take(quantum, &p);
     stats.finish();
     stats
 }
@@ -79,7 +79,7 @@ fn every_way_through_the_pass_ends_with_the_stats_of_the_build_shown() {
                     assert_eq!(folded, 222, "every batch folded once");
                     let case =
                         format!("{threads} threads, lean {lean:?}, settle {settle:?}, shown {quantum}");
-                    let mut got = match resolve(pass, *quantum, &p.settings) {
+                    let mut got = match resolve(pass, *quantum, &p) {
                         Resolved::Stats(done) => done.0,
                         Resolved::Lacking(part, lacking) => {
                             caught_up += 1;
