@@ -28,7 +28,7 @@ use crate::options::Options;
 use crate::pipeline::{batch_facts, batch_span, batch_start, file_info, prepare, AllocatorPass, Prepared};
 use crate::release::{BatchDone, Releaser};
 use crate::summary::{KeyStats, Summary, SUMMARY_VERSION};
-use crate::walker::{SharedWalker, WalkOutcome, Walker};
+use crate::walker::{SharedWalker, WalkOutcome};
 
 /// Analyses one file held in `data` (usually a memory map).
 pub fn analyze_bytes(data: &[u8], path: &str, opts: &Options) -> Result<Summary, AnalysisError> {
@@ -310,13 +310,7 @@ fn run(
     early: Early,
     only: Option<&BTreeSet<u64>>,
 ) -> MainPass {
-    let walker = SharedWalker::new(Walker::new(
-        &p.rdb,
-        opts.batch_entries,
-        &opts.filter,
-        opts.progress.as_ref(),
-        releaser,
-    ));
+    let walker = SharedWalker::over(&p.rdb, opts, releaser);
     let last = only.map(|o| o.last().copied().unwrap_or(0));
     // Whether batch `seq` is folded; `None`: past the last one wanted.
     let wanted = |seq: u64| match (only, last) {

@@ -29,7 +29,7 @@ use crate::pipeline::{batch_facts, batch_start, file_info, prepare, AllocatorPas
 use crate::release::{BatchDone, Releaser};
 use crate::settings::Settings;
 use crate::summary::{AllocatorInfo, Damage, FileInfo};
-use crate::walker::{SharedWalker, Walker};
+use crate::walker::SharedWalker;
 
 /// Batches per worker the workers may run ahead of the consumer: enough to
 /// keep every worker busy while one batch is slow or the writer stalls
@@ -277,13 +277,7 @@ where
     let deferred = p.deferred.as_ref();
     let mut evidence = Sums::default();
     let mut stopped = false;
-    let walker = SharedWalker::new(Walker::new(
-        &p.rdb,
-        opts.batch_entries,
-        &opts.filter,
-        opts.progress.as_ref(),
-        releaser,
-    ));
+    let walker = SharedWalker::over(&p.rdb, opts, releaser);
     let window = (p.threads.max(1) * BATCHES_PER_WORKER) as u64;
     let order: InOrderQueue<Decoded<T>> = InOrderQueue::new(p.threads.max(1));
     let (map, filter, profile, settings) = (&map, &opts.filter, &p.profile, &p.settings);

@@ -256,6 +256,21 @@ impl<'a, 'w> SharedWalker<'a, 'w> {
         }
     }
 
+    /// A walk of `rdb` as `opts` batches and filters it.
+    pub fn over(
+        rdb: &'w Rdb<'a>,
+        opts: &'w crate::options::Options,
+        releaser: Option<&'w Releaser<'w>>,
+    ) -> Self {
+        SharedWalker::new(Walker::new(
+            rdb,
+            opts.batch_entries,
+            &opts.filter,
+            opts.progress.as_ref(),
+            releaser,
+        ))
+    }
+
     /// The next batch and its number, if `may_take` allows its number
     /// (called under the lock, so it may wait); `None` at the end, when
     /// refused, or when another worker panicked holding the lock.
