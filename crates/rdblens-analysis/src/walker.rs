@@ -250,25 +250,22 @@ pub(crate) struct SharedWalker<'a, 'w> {
 }
 
 impl<'a, 'w> SharedWalker<'a, 'w> {
-    pub fn new(walker: Walker<'a, 'w>) -> Self {
-        SharedWalker {
-            inner: std::sync::Mutex::new((walker, 0)),
-        }
-    }
-
     /// A walk of `rdb` as `opts` batches and filters it.
     pub fn over(
         rdb: &'w Rdb<'a>,
         opts: &'w crate::options::Options,
         releaser: Option<&'w Releaser<'w>>,
     ) -> Self {
-        SharedWalker::new(Walker::new(
+        let walker = Walker::new(
             rdb,
             opts.batch_entries,
             &opts.filter,
             opts.progress.as_ref(),
             releaser,
-        ))
+        );
+        SharedWalker {
+            inner: std::sync::Mutex::new((walker, 0)),
+        }
     }
 
     /// The next batch and its number, if `may_take` allows its number

@@ -71,9 +71,21 @@ fn occupancy(m: u64, s: u64) -> Vec<(u64, f64)> {
 /// are computed every time, as before).
 const MEMO_CAP: usize = 1 << 16;
 
+/// Which expectation a remembered answer is of (with the two counts it
+/// depends on).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Expectation {
+    /// [`grown_slots`] of a count.
+    Grown,
+    /// A plain hash converted at a pair, table presized first or not.
+    Converted { presized: bool },
+    /// A hash with field TTLs converted at a pair.
+    ConvertedWithTtls,
+}
+
 thread_local! {
     /// Expected slot counts by what they are a function of.
-    static MEMO: RefCell<HashMap<(u8, u64, u64), f64>> = RefCell::new(HashMap::new());
+    static MEMO: RefCell<HashMap<(Expectation, u64, u64), f64>> = RefCell::new(HashMap::new());
 }
 
 /// `compute()`, remembered under `key` on this thread. The expectations of
@@ -84,7 +96,7 @@ thread_local! {
 /// buckets. Computed per key they took 5 % of the collection-heavy
 /// report's cycles (perf, session 9); remembered, they cost a lookup. A
 /// thread-local map needs no lock on the workers.
-pub(crate) fn memoized(key: (u8, u64, u64), compute: impl FnOnce() -> f64) -> f64 {
+pub(crate) fn memoized(key: (Expectation, u64, u64), compute: impl FnOnce() -> f64) -> f64 {
     if let Some(v) = MEMO.with(|m| m.borrow().get(&key).copied()) {
         return v;
     }
@@ -202,7 +214,7 @@ pub(crate) fn grown_slots(n: u64) -> f64 {
     if n <= 4 {
         return 4.0;
     }
-    memoized((0, n, 0), || grown_slots_uncached(n))
+    memoized((Expectation::Grown, n, 0), || grown_slots_uncached(n))
 }
 
 fn grown_slots_uncached(n: u64) -> f64 {
@@ -304,23 +316,28 @@ mod tests {
             assert_eq!(first.to_bits(), grown_slots_uncached(n).to_bits(), "n={n}");
             assert_eq!(grown_slots(n).to_bits(), first.to_bits(), "n={n}");
         }
-        // Keys differ by their first part: one plan does not answer for another.
-        assert_eq!(memoized((250, 7, 7), || 1.0), 1.0);
-        assert_eq!(memoized((251, 7, 7), || 2.0), 2.0);
-        assert_eq!(memoized((250, 7, 7), || 3.0), 1.0);
+        // Keys differ by their kind: one expectation does not answer for another.
+        let (a, b) = (
+            Expectation::ConvertedWithTtls,
+            Expectation::Converted { presized: true },
+        );
+        assert_eq!(memoized((a, u64::MAX, 7), || 1.0), 1.0);
+        assert_eq!(memoized((b, u64::MAX, 7), || 2.0), 2.0);
+        assert_eq!(memoized((a, u64::MAX, 7), || 3.0), 1.0);
     }
 
     #[test]
     fn the_memo_stops_growing_at_its_cap() {
         // On a thread of its own: a fresh memo.
         std::thread::spawn(|| {
+            let kind = Expectation::Converted { presized: false };
             for i in 0..MEMO_CAP as u64 + 10 {
-                memoized((252, i, 0), || i as f64);
+                memoized((kind, i, u64::MAX), || i as f64);
             }
             assert_eq!(MEMO.with(|m| m.borrow().len()), MEMO_CAP);
             // Past the cap an answer is computed, not remembered.
-            assert_eq!(memoized((252, u64::MAX, 0), || 5.0), 5.0);
-            assert_eq!(memoized((252, u64::MAX, 0), || 6.0), 6.0);
+            assert_eq!(memoized((kind, u64::MAX, u64::MAX), || 5.0), 5.0);
+            assert_eq!(memoized((kind, u64::MAX, u64::MAX), || 6.0), 6.0);
         })
         .join()
         .unwrap(); // ok: unit test

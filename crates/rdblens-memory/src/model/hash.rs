@@ -10,7 +10,7 @@
 use rdblens_parser::{NodeKind, ValueType};
 
 use super::{sampled, Ctx, Value};
-use crate::dict::{self, Event};
+use crate::dict::{self, Event, Expectation};
 use crate::encoding::Encoding;
 use crate::rules::Era;
 use crate::version::Family;
@@ -111,7 +111,7 @@ fn with_field_ttls(facts: &Facts, ctx: &Ctx<'_>) -> Value {
         // Converted while still empty, then grown by every add.
         _ if !small => dict::grown_slots(n),
         _ => match facts.first_long_pair {
-            Some(i) => dict::memoized((1, i, n), || {
+            Some(i) => dict::memoized((Expectation::ConvertedWithTtls, i, n), || {
                 let rest = n - i - 1;
                 let events = [Event::Expand(i)]
                     .into_iter()
@@ -131,16 +131,25 @@ fn with_field_ttls(facts: &Facts, ctx: &Ctx<'_>) -> Value {
 /// (7.0+) or grown from empty, which is re-expanded to the remaining count
 /// if that exceeds 4, and the rest are added.
 fn conversion_slots(i: u64, n: u64, presize_first: bool) -> f64 {
-    dict::memoized((2 + u8::from(presize_first), i, n), || {
-        let rest = n.saturating_sub(i + 1);
-        let events = presize_first
-            .then_some(Event::Expand(i))
-            .into_iter()
-            .chain(adds(i + 1))
-            .chain((rest > 4).then_some(Event::Expand(rest)))
-            .chain(adds(rest));
-        dict::expected_slots(events)
-    })
+    dict::memoized(
+        (
+            Expectation::Converted {
+                presized: presize_first,
+            },
+            i,
+            n,
+        ),
+        || {
+            let rest = n.saturating_sub(i + 1);
+            let events = presize_first
+                .then_some(Event::Expand(i))
+                .into_iter()
+                .chain(adds(i + 1))
+                .chain((rest > 4).then_some(Event::Expand(rest)))
+                .chain(adds(rest));
+            dict::expected_slots(events)
+        },
+    )
 }
 
 fn adds(n: u64) -> impl Iterator<Item = Event> {
