@@ -61,7 +61,7 @@ pub(crate) fn score_entry(v: f64, format: ScoreFormat) -> Packed {
 /// every skiplist the target would pack was 5 % of a report on prod-1g.
 fn printf17_len(mut d: u64, e: i32, neg: bool) -> Option<u64> {
     let mut n = 17;
-    while n > 1 && d % 10 == 0 {
+    while n > 1 && d.is_multiple_of(10) {
         d /= 10;
         n -= 1;
     }
