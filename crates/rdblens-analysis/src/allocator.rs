@@ -31,7 +31,7 @@
 //! the file (key filters) run the whole separate pass; all sum the same
 //! sample.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::hash::BuildHasher;
 use std::sync::{Mutex, OnceLock};
 
@@ -41,6 +41,7 @@ use rdblens_memory::{Estimate, Estimator, Profile};
 use rdblens_parser::{Entry, Rdb, Record, Scratch};
 
 use crate::early::{BatchEvidence, EarlyEvidence};
+use crate::facts::Measure;
 use crate::options::Options;
 use crate::release::Releaser;
 
@@ -196,6 +197,39 @@ pub(crate) struct Chosen {
     /// `used-mem` the main walk confirms it against, with the evidence of
     /// the whole file.
     pub to_confirm: Option<u64>,
+    /// Big values the settling pass decoded, for the walk that confirms.
+    pub known: Known,
+}
+
+/// Big values the settling pass of `keys` decoded, by record offset: the
+/// walk that confirms the build takes the same keys into its evidence and
+/// would decode them again, for both builds, before writing their records.
+/// On the collection-heavy benchmark dump the pass settles three quarters
+/// of the way in, having decoded every giant hash, set and list on the way.
+#[derive(Default)]
+pub(crate) struct Known {
+    values: HashMap<u64, KnownValue>,
+}
+
+/// One value's estimates under both builds and what its decoding measured.
+#[derive(Clone, Copy)]
+pub(crate) struct KnownValue {
+    pub q8: Estimate,
+    pub q16: Estimate,
+    pub measure: Measure,
+}
+
+/// Values kept at most (a few hundred bytes each).
+const KNOWN_MAX: usize = 16_384;
+
+impl Known {
+    /// What the settling pass found for `entry`, if it kept it.
+    pub fn get(&self, entry: &Entry<'_>, from: u64) -> Option<&KnownValue> {
+        if entry.record_len < from || self.values.is_empty() {
+            return None;
+        }
+        self.values.get(&entry.offset)
+    }
 }
 
 /// Picks the quantum for `profile` (the file's writer, or the `--target`)
@@ -216,6 +250,7 @@ pub(crate) fn choose(
         Ok(choice) => Chosen {
             choice,
             to_confirm: None,
+            known: Known::default(),
         },
         Err(used_mem) => {
             let sampler = Sampler::for_file(rdb.data().len(), opts.sample_evidence_from);
@@ -224,14 +259,17 @@ pub(crate) fn choose(
                 Some((batches, q)) => EarlyEvidence::forced(used_mem, profile, len, batches, q),
                 None => EarlyEvidence::new(used_mem, profile, len),
             });
-            match evidence(rdb, profile, sampler, pool, releaser, early) {
+            let known_from = opts.known_values_from;
+            match evidence(rdb, profile, sampler, pool, releaser, early, known_from) {
                 Evidenced::Whole(sums) => Chosen {
                     choice: sums.decide(profile, used_mem),
                     to_confirm: None,
+                    known: Known::default(),
                 },
-                Evidenced::Settled(choice) => Chosen {
+                Evidenced::Settled(choice, known) => Chosen {
                     choice,
                     to_confirm: Some(used_mem),
+                    known,
                 },
             }
         }
@@ -241,6 +279,10 @@ pub(crate) fn choose(
 /// The evidence summed in the main pass: the guess it runs with, and what
 /// the sums are compared to at the end.
 pub(crate) struct Deferred {
+    /// Values decoded before the walk, and the record size from which
+    /// they were kept.
+    pub known: Known,
+    pub known_from: u64,
     pub used_mem: u64,
     /// The quantum the main pass runs with until the evidence is in.
     pub guess: u64,
@@ -283,11 +325,29 @@ pub(crate) fn confirm(
 ) -> Deferred {
     let (q8, q16) = profiles(profile);
     Deferred {
+        known: Known::default(),
+        known_from: u64::MAX,
         used_mem,
         guess,
         sampler: Sampler::for_file(rdb.data().len(), sample_from),
         q8,
         q16,
+    }
+}
+
+/// [`confirm`] for the build `chosen` settled, taking the values it decoded.
+pub(crate) fn confirm_settled(
+    rdb: &Rdb<'_>,
+    profile: &Profile,
+    chosen: Chosen,
+    used_mem: u64,
+    opts: &Options,
+) -> Deferred {
+    let guess = chosen.choice.quantum;
+    Deferred {
+        known: chosen.known,
+        known_from: opts.known_values_from,
+        ..confirm(rdb, profile, used_mem, guess, opts.sample_evidence_from)
     }
 }
 
@@ -340,8 +400,9 @@ fn guess(rdb: &Rdb<'_>, q8: &Profile, q16: &Profile, used_mem: u64) -> u64 {
 enum Evidenced {
     /// The sums over the whole file.
     Whole(Sums),
-    /// The build the first part of the file settled on.
-    Settled(Choice),
+    /// The build the first part of the file settled on, and the big
+    /// values decoded on the way.
+    Settled(Choice, Known),
 }
 
 fn evidence(
@@ -351,9 +412,13 @@ fn evidence(
     pool: &rayon::ThreadPool,
     releaser: Option<&Releaser<'_>>,
     early: Option<EarlyEvidence>,
+    known_from: u64,
 ) -> Evidenced {
     let (q8, q16) = profiles(profile);
     let (e8, e16) = (Estimator::new(&q8), Estimator::new(&q16));
+    // Kept only where a walk confirms what this pass settles.
+    let keep_from = if early.is_some() { known_from } else { u64::MAX };
+    let known = Mutex::new(Known::default());
     let early = early.map(Mutex::new);
     let settled: OnceLock<Choice> = OnceLock::new();
 
@@ -395,7 +460,18 @@ fn evidence(
                     let Some(p) = sampler.takes(entry, key) else {
                         continue;
                     };
-                    if let Ok((a, b)) = e8.estimate_pair(&e16, entry, &mut scratch) {
+                    if entry.record_len >= keep_from {
+                        let mut measure = Measure::for_entry(entry);
+                        if let Ok((q8, q16)) = e8.estimate_pair_with(&e16, entry, &mut scratch, &mut measure)
+                        {
+                            sums.add(p, &q8, &q16);
+                            if let Ok(mut k) = known.lock() {
+                                if k.values.len() < KNOWN_MAX {
+                                    k.values.insert(entry.offset, KnownValue { q8, q16, measure });
+                                }
+                            }
+                        }
+                    } else if let Ok((a, b)) = e8.estimate_pair(&e16, entry, &mut scratch) {
                         sums.add(p, &a, &b);
                     }
                 }
@@ -421,7 +497,54 @@ fn evidence(
             .reduce(Sums::default, Sums::merge)
     });
     match settled.into_inner() {
-        Some(choice) => Evidenced::Settled(choice),
+        Some(choice) => Evidenced::Settled(choice, known.into_inner().unwrap_or_default()),
         None => Evidenced::Whole(sums),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::options::Options;
+    use crate::pipeline::{prepare, AllocatorPass};
+
+    /// The settling pass keeps the values from the size asked (every one
+    /// it sampled from 0 bytes, none past every record's size), and only
+    /// when a walk confirms what it settled.
+    #[test]
+    fn the_settling_pass_keeps_the_big_values_it_decoded() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../fixtures/rdb/redis-7.4.5/all-types.rdb"
+        );
+        let data = std::fs::read(path).expect("fixture"); // ok: unit test
+                                                          // Every key sampled (a small dump), or some (a big one).
+        let kept = |known_values_from: u64, sample_evidence_from: usize, pass: AllocatorPass| {
+            let opts = Options {
+                threads: 1,
+                sample_evidence_from,
+                settle_evidence_after: Some((1, 16)),
+                known_values_from,
+                ..Options::default()
+            };
+            let p = prepare(&data, &opts, None, pass).expect("prepared"); // ok: unit test
+            p.deferred.map(|d| (d.known.values.len(), d.known_from))
+        };
+        let keys = rdblens_parser::Rdb::new(&data).expect("rdb").entries().count(); // ok: unit test
+        let big = rdblens_parser::Rdb::new(&data)
+            .expect("rdb") // ok: unit test
+            .entries()
+            .filter(|e| e.as_ref().is_ok_and(|e| e.record_len >= 200))
+            .count();
+        assert!(0 < big && big < keys, "{big} of {keys}");
+        let until_settled = || AllocatorPass::SeparateUntilSettled;
+        let every_key = usize::MAX;
+        assert_eq!(kept(0, every_key, until_settled()), Some((keys, 0)));
+        assert_eq!(kept(200, every_key, until_settled()), Some((big, 200)));
+        assert_eq!(kept(u64::MAX, every_key, until_settled()), Some((0, u64::MAX)));
+        // A sample: the keys sampled only (the big ones are).
+        let sampled = kept(0, 0, until_settled()).expect("confirmed").0; // ok: unit test
+        assert!(0 < sampled && sampled < big, "{sampled}");
+        // The report's main pass sums its own evidence: nothing decoded before it.
+        assert_eq!(kept(0, 0, AllocatorPass::InMainPass), Some((0, u64::MAX)));
     }
 }

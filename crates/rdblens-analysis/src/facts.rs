@@ -99,7 +99,7 @@ impl<'k> KeyFacts<'k> {
 }
 
 /// Value measurements beyond [`ValueStats`] that limit checks need.
-#[derive(Default)]
+#[derive(Clone, Copy, Default)]
 pub(crate) struct Measure {
     pub stats: ValueStats,
     /// Every member is a canonical integer (intset-eligible sets).
@@ -108,6 +108,16 @@ pub(crate) struct Measure {
     /// Whether `all_int` matters (sets only): saves an integer parse per
     /// element of every other type.
     pub want_int: bool,
+}
+
+impl Measure {
+    /// Empty measurements for `entry`'s value.
+    pub(crate) fn for_entry(entry: &Entry<'_>) -> Self {
+        Measure {
+            want_int: entry.kind() == TypeKind::Set,
+            ..Measure::default()
+        }
+    }
 }
 
 impl ValueVisitor for Measure {
@@ -164,10 +174,7 @@ pub fn key_facts<'k>(
     estimator: &Estimator<'_>,
     scratch: &mut Scratch,
 ) -> Result<KeyFacts<'k>> {
-    let mut measure = Measure {
-        want_int: entry.kind() == TypeKind::Set,
-        ..Measure::default()
-    };
+    let mut measure = Measure::for_entry(entry);
     let estimate = estimator.estimate_with(entry, scratch, &mut measure)?;
     Ok(facts_of(entry, key, estimator.profile(), estimate, measure))
 }
@@ -181,13 +188,22 @@ pub(crate) fn key_facts_pair<'k>(
     other: &Estimator<'_>,
     scratch: &mut Scratch,
 ) -> Result<(KeyFacts<'k>, Estimate, Estimate)> {
-    let mut measure = Measure {
-        want_int: entry.kind() == TypeKind::Set,
-        ..Measure::default()
-    };
+    let mut measure = Measure::for_entry(entry);
     let (mine, theirs) = estimator.estimate_pair_with(other, entry, scratch, &mut measure)?;
     let facts = facts_of(entry, key, estimator.profile(), mine, measure);
     Ok((facts, mine, theirs))
+}
+
+/// The facts of an entry decoded before (by the allocator's settling
+/// pass): its estimate for `profile` and what its decoding measured.
+pub(crate) fn known_facts<'k>(
+    entry: &Entry<'_>,
+    key: &'k [u8],
+    profile: &rdblens_memory::Profile,
+    estimate: Estimate,
+    measure: Measure,
+) -> KeyFacts<'k> {
+    facts_of(entry, key, profile, estimate, measure)
 }
 
 fn facts_of<'k>(

@@ -172,6 +172,11 @@ pub struct Options {
     /// the walk confirming it can be overturned.
     #[doc(hidden)]
     pub settle_evidence_after: Option<(u64, u64)>,
+    /// Values whose records take at least this many bytes, decoded by the
+    /// settling pass of `keys`, are not decoded again by the walk that
+    /// confirms it (64 KiB: below, decoding again is cheap). Tests vary it.
+    #[doc(hidden)]
+    pub known_values_from: u64,
     /// The accumulators fed ([`Accumulators::ALL`] by default).
     pub accumulators: Accumulators,
 }
@@ -195,6 +200,7 @@ impl Default for Options {
             skip_unknown: false,
             sample_evidence_from: SAMPLE_EVIDENCE_FROM,
             settle_evidence_after: None,
+            known_values_from: 64 * 1024,
             accumulators: Accumulators::ALL,
         }
     }

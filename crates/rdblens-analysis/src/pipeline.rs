@@ -12,7 +12,7 @@ use rdblens_parser::{Entry, Error, Rdb, RdbString, Record, Scratch};
 
 use crate::allocator::{Deferred, Sums};
 use crate::error::AnalysisError;
-use crate::facts::{key_facts, key_facts_pair, KeyFacts};
+use crate::facts::{key_facts, key_facts_pair, known_facts, KeyFacts};
 use crate::filter::KeyFilter;
 use crate::options::Options;
 use crate::release::Releaser;
@@ -130,13 +130,21 @@ pub(crate) fn batch_facts(
             .as_ref()
             .and_then(|(d, _, _)| d.sampler.takes(entry, key));
         let facts = match (taken, &mut evidence) {
-            (Some(p), Some((_, sums, other))) => {
-                key_facts_pair(entry, key, &estimator, other, scratch).map(|(facts, mine, theirs)| {
-                    let (a8, a16) = if q16 { (theirs, mine) } else { (mine, theirs) };
-                    sums.add(p, &a8, &a16);
-                    facts
-                })
-            }
+            (Some(p), Some((d, sums, other))) => match d.known.get(entry, d.known_from) {
+                // Decoded by the settling pass: the same facts and sums.
+                Some(k) => {
+                    sums.add(p, &k.q8, &k.q16);
+                    let mine = if q16 { k.q16 } else { k.q8 };
+                    Ok(known_facts(entry, key, profile, mine, k.measure))
+                }
+                None => {
+                    key_facts_pair(entry, key, &estimator, other, scratch).map(|(facts, mine, theirs)| {
+                        let (a8, a16) = if q16 { (theirs, mine) } else { (mine, theirs) };
+                        sums.add(p, &a8, &a16);
+                        facts
+                    })
+                }
+            },
             _ => key_facts(entry, key, &estimator, scratch),
         };
         match facts {
@@ -237,11 +245,11 @@ pub(crate) fn prepare<'a>(
         AllocatorPass::SeparateUntilSettled => {
             // A settled build can be confirmed only by a walk of every key.
             let chosen = separate(&profile, opts.filter.is_empty());
-            let confirm = chosen.to_confirm.map(|used_mem| {
-                let q = chosen.choice.quantum;
-                crate::allocator::confirm(&rdb, &profile, used_mem, q, opts.sample_evidence_from)
-            });
-            (chosen.choice, confirm)
+            let choice = chosen.choice.clone();
+            let confirm = chosen
+                .to_confirm
+                .map(|used_mem| crate::allocator::confirm_settled(&rdb, &profile, chosen, used_mem, opts));
+            (choice, confirm)
         }
         AllocatorPass::Separate | AllocatorPass::InMainPass => (separate(&profile, false).choice, None),
     };

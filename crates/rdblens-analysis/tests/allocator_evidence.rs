@@ -199,3 +199,59 @@ fn keys_walk_is_repeated_when_the_whole_file_overturns_an_early_settlement() {
         }
     }
 }
+
+/// Every fact of every record of one rewindable walk, and whether it
+/// answered `Again` (the records are kept either way).
+fn first_walk(data: &[u8], opts: &Options) -> (Vec<String>, bool) {
+    let mut rows = Vec::new();
+    let map = |f: &KeyFacts<'_>, _: &Settings, _: &mut Vec<u8>| format!("{f:?}");
+    let done = map_keys_in_order_rewindable(data, "x.rdb", opts, None, map, |item, _| {
+        if let KeyItem::Key(r) = item {
+            rows.push(r);
+        }
+        true
+    })
+    .unwrap();
+    (rows, matches!(done, InOrder::Again(_)))
+}
+
+/// Values the settling pass decoded are not decoded again by the walk
+/// that confirms the build: their facts, and the evidence they add, are
+/// exactly those a second decoding gives, under either settled build and
+/// for any thread count.
+#[test]
+fn values_decoded_while_settling_give_the_facts_of_a_second_decoding() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/rdb");
+    for folder in [
+        "redis-7.0.15-debian",
+        "redis-7.4.5",
+        "valkey-8.1.1",
+        "redis-3.2.13",
+    ] {
+        let data = std::fs::read(root.join(folder).join("all-types.rdb")).unwrap();
+        for (settled, threads) in [(8, 1), (16, 1), (16, 2)] {
+            // Every key sampled, so every key can be kept.
+            let opts = |known_values_from| Options {
+                threads,
+                now_ms: Some(1_700_000_000_000),
+                sample_evidence_from: usize::MAX,
+                settle_evidence_after: Some((1, settled)),
+                known_values_from,
+                ..Options::default()
+            };
+            // From 0 bytes: every key the settling pass sampled is kept.
+            let (kept, again_kept) = first_walk(&data, &opts(0));
+            let (decoded, again_decoded) = first_walk(&data, &opts(u64::MAX));
+            assert!(decoded.len() > 20, "{folder}");
+            assert_eq!(
+                again_kept, again_decoded,
+                "{folder}: quantum {settled}: the evidence differs"
+            );
+            assert_eq!(again_kept, settled == 16, "{folder}");
+            for (k, d) in kept.iter().zip(&decoded) {
+                assert_eq!(k, d, "{folder}: quantum {settled}");
+            }
+            assert_eq!(kept.len(), decoded.len());
+        }
+    }
+}
