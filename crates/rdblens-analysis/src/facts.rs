@@ -194,19 +194,9 @@ pub(crate) fn key_facts_pair<'k>(
     Ok((facts, mine, theirs))
 }
 
-/// The facts of an entry decoded before (by the allocator's settling
-/// pass): its estimate for `profile` and what its decoding measured.
-pub(crate) fn known_facts<'k>(
-    entry: &Entry<'_>,
-    key: &'k [u8],
-    profile: &rdblens_memory::Profile,
-    estimate: Estimate,
-    measure: Measure,
-) -> KeyFacts<'k> {
-    facts_of(entry, key, profile, estimate, measure)
-}
-
-fn facts_of<'k>(
+/// The facts of `entry` from its estimate for `profile` and what its
+/// decoding measured (here, or earlier: the allocator's settling pass).
+pub(crate) fn facts_of<'k>(
     entry: &Entry<'_>,
     key: &'k [u8],
     profile: &rdblens_memory::Profile,

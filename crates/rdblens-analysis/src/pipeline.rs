@@ -12,7 +12,7 @@ use rdblens_parser::{Entry, Error, Rdb, RdbString, Record, Scratch};
 
 use crate::allocator::{Deferred, Sums};
 use crate::error::AnalysisError;
-use crate::facts::{key_facts, key_facts_pair, known_facts, KeyFacts};
+use crate::facts::{facts_of, key_facts, key_facts_pair, KeyFacts};
 use crate::filter::KeyFilter;
 use crate::options::Options;
 use crate::release::Releaser;
@@ -135,7 +135,7 @@ pub(crate) fn batch_facts(
                 Some(k) => {
                     sums.add(p, &k.q8, &k.q16);
                     let mine = if q16 { k.q16 } else { k.q8 };
-                    Ok(known_facts(entry, key, profile, mine, k.measure))
+                    Ok(facts_of(entry, key, profile, mine, k.measure))
                 }
                 None => {
                     key_facts_pair(entry, key, &estimator, other, scratch).map(|(facts, mine, theirs)| {
