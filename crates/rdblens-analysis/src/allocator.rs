@@ -206,9 +206,10 @@ pub(crate) struct Chosen {
 /// would decode them again, for both builds, before writing their records.
 /// On the collection-heavy benchmark dump the pass settles three quarters
 /// of the way in, having decoded every giant hash, set and list on the way.
-#[derive(Default)]
 pub(crate) struct Known {
     values: HashMap<u64, KnownValue>,
+    /// Kept from this record size up (no value is kept past every size).
+    from: u64,
 }
 
 /// One value's estimates under both builds and what its decoding measured.
@@ -222,10 +223,32 @@ pub(crate) struct KnownValue {
 /// Values kept at most (456 bytes each: 7.5 MiB at most).
 const KNOWN_MAX: usize = 16_384;
 
+impl Default for Known {
+    /// Nothing kept, nothing to keep.
+    fn default() -> Self {
+        Known::from_size(u64::MAX)
+    }
+}
+
 impl Known {
+    /// Empty, keeping the values of records of `from` bytes or more.
+    fn from_size(from: u64) -> Self {
+        Known {
+            values: HashMap::new(),
+            from,
+        }
+    }
+
+    /// Keeps what `entry`'s decoding gave, up to [`KNOWN_MAX`] values.
+    fn keep(&mut self, entry: &Entry<'_>, value: KnownValue) {
+        if self.values.len() < KNOWN_MAX {
+            self.values.insert(entry.offset, value);
+        }
+    }
+
     /// What the settling pass found for `entry`, if it kept it.
-    pub fn get(&self, entry: &Entry<'_>, from: u64) -> Option<&KnownValue> {
-        if entry.record_len < from || self.values.is_empty() {
+    pub fn get(&self, entry: &Entry<'_>) -> Option<&KnownValue> {
+        if entry.record_len < self.from || self.values.is_empty() {
             return None;
         }
         self.values.get(&entry.offset)
@@ -279,10 +302,8 @@ pub(crate) fn choose(
 /// The evidence summed in the main pass: the guess it runs with, and what
 /// the sums are compared to at the end.
 pub(crate) struct Deferred {
-    /// Values decoded before the walk, and the record size from which
-    /// they were kept.
+    /// Values decoded before the walk.
     pub known: Known,
-    pub known_from: u64,
     pub used_mem: u64,
     /// The quantum the main pass runs with until the evidence is in.
     pub guess: u64,
@@ -326,7 +347,6 @@ pub(crate) fn confirm(
     let (q8, q16) = profiles(profile);
     Deferred {
         known: Known::default(),
-        known_from: u64::MAX,
         used_mem,
         guess,
         sampler: Sampler::for_file(rdb.data().len(), sample_from),
@@ -341,13 +361,12 @@ pub(crate) fn confirm_settled(
     profile: &Profile,
     chosen: Chosen,
     used_mem: u64,
-    opts: &Options,
+    sample_from: usize,
 ) -> Deferred {
     let guess = chosen.choice.quantum;
     Deferred {
         known: chosen.known,
-        known_from: opts.known_values_from,
-        ..confirm(rdb, profile, used_mem, guess, opts.sample_evidence_from)
+        ..confirm(rdb, profile, used_mem, guess, sample_from)
     }
 }
 
@@ -418,7 +437,7 @@ fn evidence(
     let (e8, e16) = (Estimator::new(&q8), Estimator::new(&q16));
     // Kept only where a walk confirms what this pass settles.
     let keep_from = if early.is_some() { known_from } else { u64::MAX };
-    let known = Mutex::new(Known::default());
+    let known = Mutex::new(Known::from_size(keep_from));
     let early = early.map(Mutex::new);
     let settled: OnceLock<Choice> = OnceLock::new();
 
@@ -466,9 +485,7 @@ fn evidence(
                         {
                             sums.add(p, &q8, &q16);
                             if let Ok(mut k) = known.lock() {
-                                if k.values.len() < KNOWN_MAX {
-                                    k.values.insert(entry.offset, KnownValue { q8, q16, measure });
-                                }
+                                k.keep(entry, KnownValue { q8, q16, measure });
                             }
                         }
                     } else if let Ok((a, b)) = e8.estimate_pair(&e16, entry, &mut scratch) {
@@ -517,7 +534,8 @@ mod tests {
             "/../../fixtures/rdb/redis-7.4.5/all-types.rdb"
         );
         let data = std::fs::read(path).expect("fixture"); // ok: unit test
-                                                          // Every key sampled (a small dump), or some (a big one).
+
+        // Every key sampled (a small dump), or some (a big one).
         let kept = |known_values_from: u64, sample_evidence_from: usize, pass: AllocatorPass| {
             let opts = Options {
                 threads: 1,
@@ -527,7 +545,7 @@ mod tests {
                 ..Options::default()
             };
             let p = prepare(&data, &opts, None, pass).expect("prepared"); // ok: unit test
-            p.deferred.map(|d| (d.known.values.len(), d.known_from))
+            p.deferred.map(|d| (d.known.values.len(), d.known.from))
         };
         let keys = rdblens_parser::Rdb::new(&data).expect("rdb").entries().count(); // ok: unit test
         let big = rdblens_parser::Rdb::new(&data)

@@ -130,7 +130,7 @@ pub(crate) fn batch_facts(
             .as_ref()
             .and_then(|(d, _, _)| d.sampler.takes(entry, key));
         let facts = match (taken, &mut evidence) {
-            (Some(p), Some((d, sums, other))) => match d.known.get(entry, d.known_from) {
+            (Some(p), Some((d, sums, other))) => match d.known.get(entry) {
                 // Decoded by the settling pass: the same facts and sums.
                 Some(k) => {
                     sums.add(p, &k.q8, &k.q16);
@@ -246,9 +246,9 @@ pub(crate) fn prepare<'a>(
             // A settled build can be confirmed only by a walk of every key.
             let chosen = separate(&profile, opts.filter.is_empty());
             let choice = chosen.choice.clone();
-            let confirm = chosen
-                .to_confirm
-                .map(|used_mem| crate::allocator::confirm_settled(&rdb, &profile, chosen, used_mem, opts));
+            let confirm = chosen.to_confirm.map(|used_mem| {
+                crate::allocator::confirm_settled(&rdb, &profile, chosen, used_mem, opts.sample_evidence_from)
+            });
             (choice, confirm)
         }
         AllocatorPass::Separate | AllocatorPass::InMainPass => (separate(&profile, false).choice, None),
