@@ -202,8 +202,8 @@ impl EarlyEvidence {
         // estimated again, whenever it came, so the cost is least when
         // every batch takes the likelier build. Flips cost nothing by
         // themselves. (Holding a lean until the other build was closer by
-        // a standard error left 438 of 1,477 batches of the
-        // collection-heavy benchmark dump to estimate again; this rule, N.)
+        // a standard error left 438 of about 1,480 batches of the
+        // collection-heavy benchmark dump to estimate again; this rule, 223.)
         let (d8, d16) = ((p8 + fixed - used).abs(), (p16 + fixed - used).abs());
         if d16 < d8 {
             self.closer = Some(16);
