@@ -291,50 +291,44 @@ mod tests {
         assert!(early.add(1000, 1_000_000, batch(1000)).is_none());
     }
 
+    /// Batches that alternate between a giant key and small ones: the
+    /// standard error after 32 of 1,000 batches is far wider than the 6 %
+    /// between the builds.
+    fn uneven(i: u64) -> BatchEvidence {
+        if i.is_multiple_of(2) {
+            batch(i)
+        } else {
+            sums(2.0e7, 2.12e7, 10)
+        }
+    }
+
     #[test]
     fn a_noisy_file_is_not_settled_from_a_few_batches() {
-        // Batches that alternate between a giant key and small ones: the
-        // standard error after 32 of 1,000 batches is far wider than the 6 %
-        // between the builds.
-        let giant = |i: u64| {
-            if i.is_multiple_of(2) {
-                batch(i)
-            } else {
-                sums(2.0e7, 2.12e7, 10)
-            }
-        };
-        let total: f64 = (0..1000).map(|i| giant(i).q16).sum();
+        let total: f64 = (0..1000).map(|i| uneven(i).q16).sum();
         let mut early = EarlyEvidence::new(total as u64, &profile(), 1000 * 1_000_000);
         for i in 0..32 {
-            assert!(early.add(i, 1_000_000, giant(i)).is_none());
+            assert!(early.add(i, 1_000_000, uneven(i)).is_none());
         }
     }
 
     #[test]
     fn the_lean_follows_the_closer_prediction_before_anything_is_settled() {
-        // The noisy file above: after 32 batches the standard error is far
+        // The uneven file: after 32 batches the standard error is far
         // wider than the gap between the builds, so nothing is settled, but
         // the quantum 16 prediction is the closer one, and the lean is it.
-        let giant = |i: u64| {
-            if i.is_multiple_of(2) {
-                batch(i)
-            } else {
-                sums(2.0e7, 2.12e7, 10)
-            }
-        };
-        let total: f64 = (0..1000).map(|i| giant(i).q16).sum();
+        let total: f64 = (0..1000).map(|i| uneven(i).q16).sum();
         let mut early = EarlyEvidence::new(total as u64, &profile(), 1000 * 1_000_000);
         for i in 0..31 {
-            assert!(early.add(i, 1_000_000, giant(i)).is_none());
+            assert!(early.add(i, 1_000_000, uneven(i)).is_none());
             assert_eq!(early.closer(), None, "too few batches to lean");
         }
-        assert!(early.add(31, 1_000_000, giant(31)).is_none());
+        assert!(early.add(31, 1_000_000, uneven(31)).is_none());
         assert_eq!(early.closer(), Some(16));
         // used-mem at the quantum 8 prediction: the lean goes to 8.
-        let total8: f64 = (0..1000).map(|i| giant(i).q8).sum();
+        let total8: f64 = (0..1000).map(|i| uneven(i).q8).sum();
         let mut early = EarlyEvidence::new(total8 as u64, &profile(), 1000 * 1_000_000);
         for i in 0..32 {
-            assert!(early.add(i, 1_000_000, giant(i)).is_none());
+            assert!(early.add(i, 1_000_000, uneven(i)).is_none());
         }
         assert_eq!(early.closer(), Some(8));
     }
