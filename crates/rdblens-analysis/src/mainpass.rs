@@ -12,7 +12,7 @@
 //! build's statistics. At the end the batches folded for the build that
 //! lost are estimated again for the winner ([`catch_up`]), and only those:
 //! a guess the evidence never leans away from costs nothing, and one it
-//! overturns costs the part read before it leaned away.
+//! overturns costs the batches read while the lean was on the losing build.
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
