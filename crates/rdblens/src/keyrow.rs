@@ -114,28 +114,22 @@ pub fn iso_utc_into(out: &mut Vec<u8>, ms: i64) {
         out.extend_from_slice(s.as_bytes());
         return;
     }
-    // Digits pushed one by one: `format!` per key was 3 % of `keys`.
+    // Digits set in a fixed buffer, appended once: `format!` per key was
+    // 3 % of `keys`, and a push per digit or per field another 1-2 %.
     let digit = |v: i64| b'0' + (v % 10) as u8;
-    let two = |out: &mut Vec<u8>, v: i64, sep: u8| {
-        out.extend_from_slice(&[sep, digit(v / 10), digit(v)]);
-    };
-    out.extend_from_slice(&[digit(y / 1000), digit(y / 100), digit(y / 10), digit(y)]);
-    two(out, m, b'-');
-    two(out, d, b'-');
-    two(out, hh, b'T');
-    two(out, mm, b':');
-    two(out, ss, b':');
-    if frac != 0 {
-        out.extend_from_slice(&[
-            b'.',
-            digit(frac / 100),
-            digit(frac / 10),
-            digit(frac),
-            b'0',
-            b'0',
-            b'0',
-        ]);
+    let mut buf = *b"0000-00-00T00:00:00.000000";
+    buf[..4].copy_from_slice(&[digit(y / 1000), digit(y / 100), digit(y / 10), digit(y)]);
+    for (at, v) in [(5, m), (8, d), (11, hh), (14, mm), (17, ss)] {
+        buf[at] = digit(v / 10);
+        buf[at + 1] = digit(v);
     }
+    let len = if frac != 0 {
+        buf[20..23].copy_from_slice(&[digit(frac / 100), digit(frac / 10), digit(frac)]);
+        buf.len()
+    } else {
+        19
+    };
+    out.extend_from_slice(&buf[..len]);
 }
 
 /// The CSV header: the field names of [`KeyRow`], in order (a test checks
