@@ -28,8 +28,9 @@
 //! separate pass ([`choose`]) but stops it as soon as the part read settles
 //! the build (`early`), and sums the evidence in its walk to confirm it
 //! (`ordered::map_keys_in_order_rewindable`). Callers that see only part of
-//! the file (key filters) run the whole separate pass; all sum the same
-//! sample.
+//! the file (key filters) run the whole separate pass; all decide on the
+//! same sample (the settling pass only stops sooner for a denser one over
+//! the first part of the file: [`SETTLING_SAMPLE_BYTES`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::hash::BuildHasher;
