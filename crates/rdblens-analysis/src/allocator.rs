@@ -641,7 +641,7 @@ mod tests {
             u64::MAX,
         ) {
             Evidenced::Whole(s) => (s.q8, s.q16, s.var_q8, s.var_q16, s.dbs),
-            Evidenced::Settled(..) => panic!("one batch cannot settle"),
+            Evidenced::Settled(..) => panic!("one batch cannot settle"), // ok: unit test
         };
         // One batch: far fewer than an answer needs.
         let never = EarlyEvidence::new(1 << 30, &profile, data.len() as u64);
