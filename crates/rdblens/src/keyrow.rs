@@ -129,7 +129,11 @@ pub fn iso_utc_into(out: &mut Vec<u8>, ms: i64) {
     } else {
         19
     };
-    out.extend_from_slice(&buf[..len]);
+    // Appended whole, then cut: a copy of a known size is inlined, one of
+    // `len` bytes was a call to libc's `memcpy`.
+    let end = out.len() + len;
+    out.extend_from_slice(&buf);
+    out.truncate(end);
 }
 
 /// The CSV header: the field names of [`KeyRow`], in order (a test checks
