@@ -58,7 +58,7 @@ fn percentiles_match_every_keys_figures() {
             .collect();
         assert!(sizes.len() >= 5, "{file}: {} types", sizes.len());
         for (t, v) in &sizes {
-            let keys = &s.keys.top.per_type[t.as_str()][0].keys;
+            let keys = &s.keys.top.per_type.get(t.as_str()).expect("listed type")[0].keys; // ok: integration test
             check(
                 &format!("{file} {t} memory"),
                 &v.memory,

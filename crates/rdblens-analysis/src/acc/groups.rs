@@ -30,15 +30,7 @@ impl<V: Default> Groups<V> {
     /// address after its first insertion.
     #[inline]
     pub fn slot_static(&mut self, name: &'static str) -> &mut V {
-        let found = self
-            .entries
-            .iter()
-            .position(|(n, _)| std::ptr::eq(n.as_ptr(), name.as_ptr()) && n.len() == name.len());
-        let i = match found {
-            Some(i) => i,
-            None => self.find_or_insert(name, || Cow::Borrowed(name)),
-        };
-        &mut self.entries[i].1
+        self.slot_static_or(name, V::default)
     }
 
     /// The value of any name, compared as text.
@@ -48,13 +40,7 @@ impl<V: Default> Groups<V> {
     }
 
     fn find_or_insert(&mut self, name: &str, owned: impl FnOnce() -> Cow<'static, str>) -> usize {
-        match self.entries.iter().position(|(n, _)| n == name) {
-            Some(i) => i,
-            None => {
-                self.entries.push((owned(), V::default()));
-                self.entries.len() - 1
-            }
-        }
+        self.find_or_insert_with(name, owned, V::default)
     }
 
     /// Adds `other`'s values into this one's, name by name.
@@ -67,6 +53,50 @@ impl<V: Default> Groups<V> {
 }
 
 impl<V> Groups<V> {
+    /// [`Groups::slot_static`] for values without a default: a name seen
+    /// the first time starts at `make()`.
+    #[inline]
+    pub fn slot_static_or(&mut self, name: &'static str, make: impl FnOnce() -> V) -> &mut V {
+        let found = self
+            .entries
+            .iter()
+            .position(|(n, _)| std::ptr::eq(n.as_ptr(), name.as_ptr()) && n.len() == name.len());
+        let i = match found {
+            Some(i) => i,
+            None => self.find_or_insert_with(name, || Cow::Borrowed(name), make),
+        };
+        &mut self.entries[i].1
+    }
+
+    /// Adds `other`'s values into this one's, name by name; a name this
+    /// one lacks starts at `make()`.
+    pub fn merge_or(&mut self, other: Groups<V>, make: impl Fn() -> V, mut merge: impl FnMut(&mut V, V)) {
+        for (name, v) in other.entries {
+            let i = self.find_or_insert_with(&name, || name.clone(), &make);
+            merge(&mut self.entries[i].1, v);
+        }
+    }
+
+    fn find_or_insert_with(
+        &mut self,
+        name: &str,
+        owned: impl FnOnce() -> Cow<'static, str>,
+        make: impl FnOnce() -> V,
+    ) -> usize {
+        match self.entries.iter().position(|(n, _)| n == name) {
+            Some(i) => i,
+            None => {
+                self.entries.push((owned(), make()));
+                self.entries.len() - 1
+            }
+        }
+    }
+
+    /// The values, in insertion order, to change.
+    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut V> {
+        self.entries.iter_mut().map(|(_, v)| v)
+    }
+
     /// Names and values, sorted by name.
     pub fn iter(&self) -> std::vec::IntoIter<(&str, &V)> {
         let mut sorted: Vec<(&str, &V)> = self.entries.iter().map(|(n, v)| (n.as_ref(), v)).collect();
@@ -117,6 +147,8 @@ impl<V: PartialEq> PartialEq for Groups<V> {
         self.len() == other.len() && self.iter().eq(other.iter())
     }
 }
+
+impl<V: Eq> Eq for Groups<V> {}
 
 impl<V: Serialize> Serialize for Groups<V> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {

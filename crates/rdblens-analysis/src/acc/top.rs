@@ -1,7 +1,7 @@
 //! Top-N keys by a metric, with a total order (metric, then db and key) so
 //! the result is the same however keys were split across workers.
 
-use std::collections::BTreeMap;
+use super::groups::Groups;
 
 use serde::{Deserialize, Serialize};
 
@@ -227,8 +227,10 @@ pub struct TopSet {
     pub by_serialized: TopKeys,
     /// Collections by element count.
     pub by_elements: TopKeys,
-    /// The same three lists (memory, serialized, elements) per type name; all module values under `module`.
-    pub per_type: BTreeMap<String, [TopKeys; 3]>,
+    /// The same three lists (memory, serialized, elements) per type name;
+    /// all module values under `module`. [`Groups`], looked up by the
+    /// name's address: a `BTreeMap<String, _>` compared text per key.
+    pub per_type: Groups<[TopKeys; 3]>,
 }
 
 impl TopSet {
@@ -238,7 +240,7 @@ impl TopSet {
             by_memory: TopKeys::new(Metric::Memory, n),
             by_serialized: TopKeys::new(Metric::Serialized, n),
             by_elements: TopKeys::new(Metric::Elements, n),
-            per_type: BTreeMap::new(),
+            per_type: Groups::default(),
         }
     }
 
@@ -257,13 +259,7 @@ impl Accumulate for TopSet {
         self.by_serialized.add(f);
         self.by_elements.add(f);
         let n = self.by_memory.n;
-        let per = match self.per_type.get_mut(f.kind.name()) {
-            Some(p) => p,
-            None => self
-                .per_type
-                .entry(f.kind.name().to_string())
-                .or_insert_with(|| Self::fresh(n)),
-        };
+        let per = self.per_type.slot_static_or(f.kind.name(), || Self::fresh(n));
         per.iter_mut().for_each(|t| t.add(f));
     }
 
@@ -279,12 +275,15 @@ impl Accumulate for TopSet {
         self.by_serialized.merge(other.by_serialized);
         self.by_elements.merge(other.by_elements);
         let n = self.by_memory.n;
-        for (k, tops) in other.per_type {
-            let mine = self.per_type.entry(k).or_insert_with(|| Self::fresh(n));
-            for (m, t) in mine.iter_mut().zip(tops) {
-                m.merge(t);
-            }
-        }
+        self.per_type.merge_or(
+            other.per_type,
+            || Self::fresh(n),
+            |mine, tops| {
+                for (m, t) in mine.iter_mut().zip(tops) {
+                    m.merge(t);
+                }
+            },
+        );
     }
 }
 

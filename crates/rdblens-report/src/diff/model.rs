@@ -287,11 +287,7 @@ fn lists(top: &TopSet, metric: Metric) -> (&TopKeys, BTreeMap<&str, &TopKeys>) {
         Metric::Elements => &top.by_elements,
         _ => &top.by_memory,
     };
-    let per_type = top
-        .per_type
-        .iter()
-        .map(|(name, t)| (name.as_str(), &t[pick(t)]))
-        .collect();
+    let per_type = top.per_type.iter().map(|(name, t)| (name, &t[pick(t)])).collect();
     (overall, per_type)
 }
 

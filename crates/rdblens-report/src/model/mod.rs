@@ -230,7 +230,7 @@ impl<'s> ReportJson<'s> {
                             by_serialized: &ser.keys,
                             by_elements: &el.keys,
                         };
-                        (t.as_str(), lists)
+                        (t, lists)
                     })
                     .collect()
             }),
