@@ -276,7 +276,7 @@ impl Default for Known {
 
 impl Known {
     /// Empty, keeping the values of records of `from` bytes or more.
-    fn from_size(from: u64) -> Self {
+    pub(crate) fn from_size(from: u64) -> Self {
         Known {
             values: HashMap::new(),
             from,
@@ -284,10 +284,16 @@ impl Known {
     }
 
     /// Keeps what `entry`'s decoding gave, up to [`KNOWN_MAX`] values.
-    fn keep(&mut self, entry: &Entry<'_>, value: KnownValue) {
+    pub(crate) fn keep(&mut self, entry: &Entry<'_>, value: KnownValue) {
         if self.values.len() < KNOWN_MAX {
             self.values.insert(entry.offset, value);
         }
+    }
+
+    /// Values kept.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.values.len()
     }
 
     /// What the settling pass found for `entry`, if it kept it.

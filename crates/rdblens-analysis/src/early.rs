@@ -12,8 +12,10 @@
 //! the walk goes on. [`EarlyEvidence`] folds batches in file order and
 //! answers as soon as the prediction, with its margins widened by three
 //! standard errors, fits one build and not the other; before that, it
-//! tells which build the prediction leans to (closer to `used-mem` by a
-//! standard error), which the report estimates for meanwhile.
+//! tells which build the prediction leans to (the closer to `used-mem`)
+//! and whether that lean is clear (closer by two standard errors): the
+//! report estimates batches for a clear lean meanwhile, and defers the
+//! others (`crate::mainpass`).
 //!
 //! Batches are folded strictly in order (late ones wait for those before
 //! them), so the point where it answers, and the answer, are the same for
@@ -110,7 +112,14 @@ pub(crate) struct EarlyEvidence {
     /// The quantum whose prediction is closer to `used-mem` so far, once
     /// enough batches are folded (settled or not).
     closer: Option<u64>,
+    /// `closer`, when it is closer by [`CLEAR_BY`] standard errors.
+    clear: Option<u64>,
 }
+
+/// Standard errors by which one build's prediction must be the closer for
+/// the lean to be clear ([`EarlyEvidence::clear`]): a lean that clear is
+/// wrong about one time in forty.
+const CLEAR_BY: f64 = 2.0;
 
 impl EarlyEvidence {
     /// For a file of `file_len` bytes whose dump says `used_mem`.
@@ -125,6 +134,7 @@ impl EarlyEvidence {
             settled: false,
             forced: None,
             closer: None,
+            clear: None,
         }
     }
 
@@ -176,6 +186,14 @@ impl EarlyEvidence {
         self.closer
     }
 
+    /// The closer build (see [`Self::closer`]) once its prediction is
+    /// closer by [`CLEAR_BY`] standard errors; `None` while the lean is
+    /// unclear, when folding a batch for either build may mean estimating
+    /// it again.
+    pub(crate) fn clear(&self) -> Option<u64> {
+        self.clear
+    }
+
     /// The build, if the batches folded so far settle it.
     fn decide(&mut self) -> Option<Choice> {
         if let Some((batches, choice)) = &self.forced {
@@ -210,6 +228,10 @@ impl EarlyEvidence {
         } else if d8 < d16 {
             self.closer = Some(8);
         }
+        let sd = var8.max(var16).sqrt();
+        self.clear = ((d8 - d16).abs() >= CLEAR_BY * sd)
+            .then_some(self.closer)
+            .flatten();
         let choice = Evidence {
             used_mem: self.used_mem,
             predicted_q8: p8 + fixed,
@@ -268,6 +290,13 @@ mod tests {
             (0..1000u64).find_map(|i| early.add(i, 1_000_000, batch(i)).map(|c| (i, c)))
         };
         let (at, choice) = in_order.expect("settled"); // ok: unit test
+        let mut early = EarlyEvidence::new(used_mem(), &profile(), 1000 * 1_000_000);
+        for i in 0..31 {
+            assert!(early.add(i, 1_000_000, batch(i)).is_none());
+            assert_eq!(early.clear(), None, "too few batches to tell");
+        }
+        assert!(early.add(31, 1_000_000, batch(31)).is_some());
+        assert_eq!(early.clear(), Some(16), "the lean is clear where it settles");
         assert_eq!(choice.quantum, 16);
         assert_eq!(choice.basis, Basis::UsedMem);
         // The first answer comes as soon as the rules allow: 32 batches (3 %).
@@ -324,6 +353,8 @@ mod tests {
         }
         assert!(early.add(31, 1_000_000, uneven(31)).is_none());
         assert_eq!(early.closer(), Some(16));
+        // Closer, but not by two standard errors: not clear.
+        assert_eq!(early.clear(), None);
         // used-mem at the quantum 8 prediction: the lean goes to 8.
         let total8: f64 = (0..1000).map(|i| uneven(i).q8).sum();
         let mut early = EarlyEvidence::new(total8 as u64, &profile(), 1000 * 1_000_000);

@@ -6,13 +6,19 @@
 //! evidence summed in this same pass (`crate::allocator`), and the pass
 //! must end with the statistics of the build the whole file shows, without
 //! a second pass where it can. The evidence is folded batch by batch
-//! ([`crate::early`]); each batch is estimated for the build it leans to at
-//! the time (the guess from the first keys until there are enough batches
-//! to tell, the settled build once it is settled) and folded into that
-//! build's statistics. At the end the batches folded for the build that
-//! lost are estimated again for the winner ([`catch_up`]), and only those:
-//! a guess the evidence never leans away from costs nothing, and one it
-//! overturns costs the batches read while the lean was on the losing build.
+//! ([`crate::early`]). While the lean is unclear (before enough batches to
+//! tell, or while neither build's prediction is closer by two standard
+//! errors) a batch only adds its evidence, and the values it decodes for
+//! that (the sampled keys: every giant one) are kept; once the lean is
+//! clear, each batch is estimated for the build it leans to (the settled
+//! build once it is settled) and folded into that build's statistics. At
+//! the end the deferred batches and those folded for the build that lost
+//! are estimated for the winner ([`catch_up`], taking the kept values as
+//! decoded), and only those. A deferred batch costs a second walk of its
+//! records; one folded for the loser costs a second decoding (on the
+//! collection-heavy benchmark dump the lean wandered for a quarter of the
+//! file, and folding each batch for the closer build meant decoding 223
+//! of its 1,495 batches twice).
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -21,11 +27,13 @@ use std::sync::Mutex;
 use rayon::iter::{IntoParallelIterator, ParallelIterator};
 use rdblens_parser::{RdbFile, Record, Scratch};
 
-use crate::allocator::Sums;
+use crate::allocator::{Known, Sums};
 use crate::early::EarlyEvidence;
 use crate::error::{guarded, AnalysisError};
 use crate::options::Options;
-use crate::pipeline::{batch_facts, batch_span, batch_start, file_info, prepare, AllocatorPass, Prepared};
+use crate::pipeline::{
+    batch_evidence, batch_facts, batch_span, batch_start, file_info, prepare, AllocatorPass, Prepared,
+};
 use crate::release::{BatchDone, Releaser};
 use crate::summary::{KeyStats, Summary, SUMMARY_VERSION};
 use crate::walker::{SharedWalker, WalkOutcome};
@@ -56,12 +64,16 @@ fn analyze(
         None => (pass.take(p.profile.quantum, &p), pass.outcome),
         Some(d) => {
             let choice = pass.evidence.decide(&p.profile, d.used_mem);
+            let known = std::mem::take(&mut pass.known);
             let outcome = match resolve(pass, choice.quantum, &p) {
                 Resolved::Stats(done) => *done,
                 Resolved::Lacking(part, lacking) => {
                     let (mut stats, outcome) = *part;
                     let decided = prepare(data, opts, releaser, AllocatorPass::Decided(choice.clone()))?;
-                    stats.merge(catch_up(&decided, opts, releaser, &lacking));
+                    if let Some(r) = releaser {
+                        r.restart();
+                    }
+                    stats.merge(catch_up(&decided, opts, releaser, &lacking, &known));
                     (stats, outcome)
                 }
             };
@@ -102,6 +114,9 @@ struct Worker {
     /// The batches folded for each build, when the pass sums the evidence:
     /// those of the build that loses are estimated again.
     batches: [Vec<u64>; 2],
+    /// The batches whose evidence was summed while the lean was unclear,
+    /// and which were folded for neither build.
+    deferred: Vec<u64>,
     /// The allocator evidence, when the main pass sums it.
     evidence: Sums,
     scratch: Scratch,
@@ -113,6 +128,7 @@ impl Worker {
         Worker {
             stats: [None, None],
             batches: [Vec::new(), Vec::new()],
+            deferred: Vec::new(),
             evidence: Sums::default(),
             scratch: Scratch::new(),
             key_buf: Vec::new(),
@@ -129,7 +145,9 @@ impl Worker {
 
     /// Decodes and folds batch number `seq` for the build the evidence
     /// leans to, then signs it off for page release; its allocator
-    /// evidence goes to `early` too.
+    /// evidence goes to `early` too. While the lean is unclear the batch
+    /// only adds its evidence, and is folded once the build is decided
+    /// ([`catch_up`], with the values decoded here for the evidence).
     fn fold(
         &mut self,
         p: &Prepared<'_>,
@@ -139,6 +157,21 @@ impl Worker {
         (seq, batch): (u64, &[Record<'_>]),
     ) {
         let _done = BatchDone(releaser, batch_start(batch));
+        if let (Some(d), true) = (&p.deferred, early.defers(seq)) {
+            let mut sums = Sums::default();
+            batch_evidence(
+                &mut self.scratch,
+                &mut self.key_buf,
+                d,
+                batch,
+                &mut sums,
+                &early.known,
+            );
+            early.add(seq, batch_span(batch), &sums);
+            self.evidence = std::mem::take(&mut self.evidence).merge(sums);
+            self.deferred.push(seq);
+            return;
+        }
         let quantum = early.current();
         let profile = match (&p.deferred, quantum) {
             (Some(d), 16) => &d.q16,
@@ -159,6 +192,7 @@ impl Worker {
             p.settings.now_ms,
             batch,
             p.deferred.as_ref().map(|d| (d, &mut sums)),
+            early.caught_up,
             |r| match r {
                 Ok(facts) => stats.add(facts),
                 Err(d) => stats.add_damage(d),
@@ -174,24 +208,31 @@ impl Worker {
 /// What the workers share about the allocator build while the pass runs:
 /// the build keys are estimated for (the guess, then the one the evidence
 /// leans to, then the settled one).
-struct Early {
+struct Early<'k> {
     evidence: Option<Mutex<EarlyEvidence>>,
     current: AtomicU64,
     /// `current` is the settled build: it moves no more.
     settled: AtomicBool,
+    /// The lean is clear (or settled): batches are folded, not deferred.
+    clear: AtomicBool,
+    /// Values decoded for the evidence of deferred batches.
+    known: Mutex<Known>,
+    /// For a catch-up: the values the main pass decoded for its evidence.
+    caught_up: Option<&'k Known>,
     /// Tests: what happens when, whatever the evidence says.
     forced: Option<Forced>,
 }
 
 /// Tests: lean to a build from a batch on, and settle on a build after a
-/// batch (batch, quantum).
+/// batch (batch, quantum); defer the batches of a range.
 struct Forced {
     lean: Option<(u64, u64)>,
     settle: Option<(u64, u64)>,
+    defer: std::ops::Range<u64>,
 }
 
-impl Early {
-    fn for_pass(p: &Prepared<'_>) -> Early {
+impl<'k> Early<'k> {
+    fn for_pass(p: &Prepared<'_>, opts: &Options) -> Early<'k> {
         let evidence = p.deferred.as_ref().map(|d| {
             Mutex::new(EarlyEvidence::new(
                 d.used_mem,
@@ -203,7 +244,19 @@ impl Early {
             evidence,
             current: AtomicU64::new(p.profile.quantum),
             settled: AtomicBool::new(false),
+            clear: AtomicBool::new(false),
+            known: Mutex::new(Known::from_size(opts.known_values_from)),
+            caught_up: None,
             forced: None,
+        }
+    }
+
+    /// Whether batch `seq` only adds its evidence for now (the lean is
+    /// unclear: folding it for either build may mean estimating it again).
+    fn defers(&self, seq: u64) -> bool {
+        match &self.forced {
+            Some(forced) => forced.defer.contains(&seq),
+            None => self.evidence.is_some() && !self.clear.load(Ordering::Relaxed),
         }
     }
 
@@ -228,11 +281,13 @@ impl Early {
             Some(choice) => {
                 self.current.store(choice.quantum, Ordering::Relaxed);
                 self.settled.store(true, Ordering::Relaxed);
+                self.clear.store(true, Ordering::Relaxed);
             }
             None => {
                 if let Some(q) = evidence.closer() {
                     self.current.store(q, Ordering::Relaxed);
                 }
+                self.clear.store(evidence.clear().is_some(), Ordering::Relaxed);
             }
         }
     }
@@ -249,6 +304,10 @@ pub(crate) struct MainPass {
     pub stats: [Option<KeyStats>; 2],
     /// The batches folded for each build (empty unless `p.deferred`).
     pub batches: [BTreeSet<u64>; 2],
+    /// The batches folded for neither build (the lean was unclear).
+    pub deferred: BTreeSet<u64>,
+    /// Values the deferred batches decoded for the evidence.
+    pub known: Known,
     pub outcome: WalkOutcome,
     /// The allocator evidence (empty unless `p.deferred`).
     pub evidence: Sums,
@@ -266,7 +325,7 @@ impl MainPass {
 
 /// Walks and folds every key.
 pub(crate) fn main_pass(p: &Prepared<'_>, opts: &Options, releaser: Option<&Releaser<'_>>) -> MainPass {
-    run(p, opts, releaser, Early::for_pass(p), None)
+    run(p, opts, releaser, Early::for_pass(p, opts), None)
 }
 
 /// What a pass that ran with the evidence holds of the build the whole
@@ -281,7 +340,8 @@ enum Resolved {
 /// Takes from `pass` what it holds for `quantum`'s build.
 fn resolve(mut pass: MainPass, quantum: u64, p: &Prepared<'_>) -> Resolved {
     let stats = pass.take(quantum, p);
-    let lacking = std::mem::take(&mut pass.batches[slot(other_build(quantum))]);
+    let mut lacking = std::mem::take(&mut pass.batches[slot(other_build(quantum))]);
+    lacking.append(&mut pass.deferred);
     let done = Box::new((stats, pass.outcome));
     match lacking.is_empty() {
         true => Resolved::Stats(done),
@@ -289,14 +349,20 @@ fn resolve(mut pass: MainPass, quantum: u64, p: &Prepared<'_>) -> Resolved {
     }
 }
 
-/// The stats of batches `only` (by number), walked again for `p`'s build.
+/// The stats of batches `only` (by number), walked again for `p`'s build,
+/// taking the values in `known` as decoded.
 fn catch_up(
     p: &Prepared<'_>,
     opts: &Options,
     releaser: Option<&Releaser<'_>>,
     only: &BTreeSet<u64>,
+    known: &Known,
 ) -> KeyStats {
-    let mut pass = run(p, opts, releaser, Early::for_pass(p), Some(only));
+    let early = Early {
+        caught_up: Some(known),
+        ..Early::for_pass(p, opts)
+    };
+    let mut pass = run(p, opts, releaser, early, Some(only));
     let mut stats = pass.take(p.profile.quantum, p);
     stats.finish();
     stats
@@ -348,6 +414,9 @@ fn run(
     let mut pass = MainPass {
         stats: [None, None],
         batches: [BTreeSet::new(), BTreeSet::new()],
+        deferred: BTreeSet::new(),
+        // A poisoned lock means a worker panicked: that ended the pass.
+        known: early.known.into_inner().unwrap_or_default(),
         // A worker that panicked holding the walker ended the pass before this.
         outcome: walker.finish().unwrap_or_default(),
         evidence: Sums::default(),
@@ -365,6 +434,7 @@ fn run(
         for (mine, theirs) in pass.batches.iter_mut().zip(w.batches) {
             mine.extend(theirs);
         }
+        pass.deferred.extend(w.deferred);
         pass.evidence = std::mem::take(&mut pass.evidence).merge(w.evidence);
     }
     pass

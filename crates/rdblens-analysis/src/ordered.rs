@@ -303,6 +303,7 @@ where
                             settings.now_ms,
                             &batch,
                             deferred.map(|d| (d, &mut sums)),
+                            None,
                             |r| {
                                 out.push(match r {
                                     Ok(facts) => KeyItem::Key(map(facts, settings, &mut bytes)),

@@ -10,9 +10,9 @@ use rdblens_memory::allocator::Choice;
 use rdblens_memory::{Accuracy, Estimator, Profile};
 use rdblens_parser::{Entry, Error, Rdb, RdbString, Record, Scratch};
 
-use crate::allocator::{Deferred, Sums};
+use crate::allocator::{Deferred, Known, KnownValue, Sums};
 use crate::error::AnalysisError;
-use crate::facts::{facts_of, key_facts, key_facts_pair, KeyFacts};
+use crate::facts::{facts_of, key_facts, key_facts_pair, KeyFacts, Measure};
 use crate::filter::KeyFilter;
 use crate::options::Options;
 use crate::release::Releaser;
@@ -101,6 +101,7 @@ pub(crate) fn batch_facts(
     now_ms: i64,
     batch: &[Record<'_>],
     evidence: Option<(&Deferred, &mut Sums)>,
+    known: Option<&Known>,
     mut each: impl FnMut(Result<&KeyFacts<'_>, Damage>),
 ) {
     let estimator = Estimator::new(profile);
@@ -145,12 +146,56 @@ pub(crate) fn batch_facts(
                     })
                 }
             },
-            _ => key_facts(entry, key, &estimator, scratch),
+            // Decoded by the main pass for the evidence when it deferred
+            // the batch: the same facts.
+            _ => match known.and_then(|k| k.get(entry)) {
+                Some(k) => Ok(facts_of(
+                    entry,
+                    key,
+                    profile,
+                    if q16 { k.q16 } else { k.q8 },
+                    k.measure,
+                )),
+                None => key_facts(entry, key, &estimator, scratch),
+            },
         };
         match facts {
             Ok(facts) if !filter.admits_facts(&facts, now_ms) => {}
             Ok(facts) => each(Ok(&facts)),
             Err(e) => each(Err(damage(&e))),
+        }
+    }
+}
+
+/// The allocator evidence of a batch whose keys are not folded yet (see
+/// `crate::mainpass`): every key counted, the sampled ones estimated for
+/// both builds, and those of `keep_from` bytes or more kept in `known`, so
+/// that folding the batch later decodes them no more.
+pub(crate) fn batch_evidence(
+    scratch: &mut Scratch,
+    key_buf: &mut Vec<u8>,
+    d: &Deferred,
+    batch: &[Record<'_>],
+    sums: &mut Sums,
+    known: &std::sync::Mutex<Known>,
+) {
+    let (e8, e16) = (Estimator::new(&d.q8), Estimator::new(&d.q16));
+    for entry in entries(batch) {
+        sums.count(entry);
+        // A key that cannot be read is damage the fold reports.
+        let Ok(key) = entry.key.bytes_in(key_buf, entry.offset) else {
+            continue;
+        };
+        let Some(p) = d.sampler.takes(entry, key) else {
+            continue;
+        };
+        let mut measure = Measure::for_entry(entry);
+        if let Ok((q8, q16)) = e8.estimate_pair_with(&e16, entry, scratch, &mut measure) {
+            sums.add(p, &q8, &q16);
+            // A poisoned lock: another worker panicked, which ends the pass.
+            if let Ok(mut k) = known.lock() {
+                k.keep(entry, KnownValue { q8, q16, measure });
+            }
         }
     }
 }

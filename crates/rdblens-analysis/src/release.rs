@@ -43,6 +43,19 @@ impl<'r> Releaser<'r> {
         }
     }
 
+    /// Starts over for a second walk from the file's start (the report's
+    /// catch-up): what it reads again is released behind it as the first
+    /// walk's was, not left resident to the end.
+    pub fn restart(&self) {
+        if let Ok(mut s) = self.state.lock() {
+            *s = State {
+                in_flight: BTreeMap::new(),
+                walked: 0,
+                released: 0,
+            };
+        }
+    }
+
     /// The walker starts a batch whose first record begins at `start`.
     pub fn batch_started(&self, start: u64) {
         if let Ok(mut s) = self.state.lock() {
@@ -144,5 +157,11 @@ mod tests {
         assert_eq!(calls.lock().unwrap()[2], (4096, 3 * 4096)); // ok: unit test
         r.release_unread(10, 4000);
         assert_eq!(calls.lock().unwrap().len(), 3, "no whole page inside"); // ok: unit test
+                                                                            // A second walk releases again what it reads again.
+        r.restart();
+        r.batch_started(5);
+        r.walked_to(m + 9);
+        r.batch_done(5);
+        assert_eq!(calls.lock().unwrap()[3], (0, m as usize)); // ok: unit test
     }
 }

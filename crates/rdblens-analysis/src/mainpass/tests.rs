@@ -21,6 +21,7 @@ fn opts(threads: usize) -> Options {
         // batches of one key: 222 batches to lean and settle between.
         sample_evidence_from: 0,
         batch_entries: 1,
+        known_values_from: 64,
         ..Options::default()
     }
 }
@@ -44,10 +45,11 @@ fn decided(data: &[u8], quantum: u64) -> KeyStats {
 }
 
 /// A pass that leans to a build from some batch on and settles on a build
-/// after another (either possibly never, past the last batch), resolved
-/// for the build shown, holds exactly the stats of a pass estimated for
-/// that build from the first key, for any thread count, estimating again
-/// only the batches folded for the other build.
+/// after another (either possibly never, past the last batch), deferring
+/// some batches or none, resolved for the build shown, holds exactly the
+/// stats of a pass estimated for that build from the first key, for any
+/// thread count, estimating again only the batches folded for the other
+/// build and those deferred (with the values decoded for their evidence).
 #[test]
 fn every_way_through_the_pass_ends_with_the_stats_of_the_build_shown() {
     let data = fixture();
@@ -67,18 +69,34 @@ fn every_way_through_the_pass_ends_with_the_stats_of_the_build_shown() {
             Some((60, 16)),
             Some((10_000, 16)),
         ] {
-            for settle in [None, Some((1, 8)), Some((1, 16)), Some((100, 8)), Some((100, 16))] {
+            for (settle, defer) in [None, Some((1, 8)), Some((1, 16)), Some((100, 8)), Some((100, 16))]
+                .into_iter()
+                .flat_map(|s| [(s, 0..0), (s, 0..40), (s, 30..150), (s, 0..222)])
+            {
                 for (quantum, stats) in &expected {
                     let p = prepare(&data, &o, None, AllocatorPass::InMainPass).expect("prepared"); // ok: unit test
                     let early = Early {
-                        forced: Some(Forced { lean, settle }),
-                        ..Early::for_pass(&p)
+                        forced: Some(Forced {
+                            lean,
+                            settle,
+                            defer: defer.clone(),
+                        }),
+                        ..Early::for_pass(&p, &o)
                     };
-                    let pass = run(&p, &o, None, early, None);
+                    let mut pass = run(&p, &o, None, early, None);
                     let folded: usize = pass.batches.iter().map(BTreeSet::len).sum();
-                    assert_eq!(folded, 222, "every batch folded once");
-                    let case =
-                        format!("{threads} threads, lean {lean:?}, settle {settle:?}, shown {quantum}");
+                    assert_eq!(pass.deferred, defer.clone().collect(), "deferred");
+                    assert_eq!(
+                        folded + pass.deferred.len(),
+                        222,
+                        "every batch folded once or deferred"
+                    );
+                    // Values of 64 bytes or more are kept (`opts`).
+                    assert_eq!(pass.known.len() > 0, defer.end > defer.start, "values kept");
+                    let known = std::mem::take(&mut pass.known);
+                    let case = format!(
+                        "{threads} threads, lean {lean:?}, settle {settle:?}, defer {defer:?}, shown {quantum}"
+                    );
                     let mut got = match resolve(pass, *quantum, &p) {
                         Resolved::Stats(done) => done.0,
                         Resolved::Lacking(part, lacking) => {
@@ -87,7 +105,7 @@ fn every_way_through_the_pass_ends_with_the_stats_of_the_build_shown() {
                                 prepare(&data, &o, None, AllocatorPass::Decided(choice(*quantum)))
                                     .expect("prepared"); // ok: unit test
                             let mut stats = part.0;
-                            stats.merge(catch_up(&decided_p, &o, None, &lacking));
+                            stats.merge(catch_up(&decided_p, &o, None, &lacking, &known));
                             stats
                         }
                     };
@@ -98,7 +116,7 @@ fn every_way_through_the_pass_ends_with_the_stats_of_the_build_shown() {
             }
         }
     }
-    assert_eq!(resolved, 120);
+    assert_eq!(resolved, 480);
     // Both ways were taken: some passes held everything, some caught up.
-    assert!(caught_up > 20 && caught_up < 120, "{caught_up} caught up");
+    assert!(caught_up > 80 && caught_up < 480, "{caught_up} caught up");
 }
