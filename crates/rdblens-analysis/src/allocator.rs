@@ -70,8 +70,6 @@ const SETTLING_DENSE_SHARE: f64 = 0.1;
 /// What a key costs besides its value's bytes, in the sampling size: the
 /// key's own object and entry (so tiny values are not all left out).
 const KEY_OVERHEAD: u64 = 64;
-/// Keys the guess of [`Deferred`] is made from.
-const GUESS_KEYS: usize = 16_384;
 const BATCH: usize = 4096;
 
 /// The size a key is sampled by: its serialized bytes (or the string's own
@@ -349,13 +347,14 @@ pub(crate) fn choose(
     }
 }
 
-/// The evidence summed in the main pass: the guess it runs with, and what
-/// the sums are compared to at the end.
+/// The evidence summed in the main pass: the build it starts from, and
+/// what the sums are compared to at the end.
 pub(crate) struct Deferred {
     /// Values decoded before the walk.
     pub known: Known,
     pub used_mem: u64,
-    /// The quantum the main pass runs with until the evidence is in.
+    /// The quantum the pass starts from: `keys`' settled build, or 8 for
+    /// the report (which folds no batch before the evidence leans clearly).
     pub guess: u64,
     pub sampler: Sampler,
     /// Profiles for quantum 8 and 16.
@@ -380,9 +379,10 @@ pub(crate) fn defer(
     if rdb.data().len() < sample_from {
         return Err(None);
     }
-    let mut deferred = confirm(rdb, profile, used_mem, 8, sample_from);
-    deferred.guess = guess(rdb, &deferred.q8, &deferred.q16, used_mem);
-    Ok(deferred)
+    // No guess to start with: the main pass defers its batches until the
+    // evidence leans clearly (`crate::mainpass`). Estimating the first
+    // 16,384 keys for a guess was 25-50 ms before the first batch.
+    Ok(confirm(rdb, profile, used_mem, 8, sample_from))
 }
 
 /// [`Deferred`] evidence to confirm a build settled from part of the file
@@ -426,43 +426,6 @@ fn profiles(profile: &Profile) -> (Profile, Profile) {
     let mut q16 = profile.clone();
     q16.quantum = 16;
     (q8, q16)
-}
-
-/// A guess from the first [`GUESS_KEYS`] keys: their estimates scaled by
-/// the file's bytes over theirs, and the build whose prediction is closer
-/// to `used-mem` (no margins: the first keys stand for the file only
-/// roughly). Only the cost depends on it (a wrong guess means a second
-/// analysis), never the answer.
-fn guess(rdb: &Rdb<'_>, q8: &Profile, q16: &Profile, used_mem: u64) -> u64 {
-    let (e8, e16) = (Estimator::new(q8), Estimator::new(q16));
-    let mut scratch = Scratch::new();
-    let mut sums = Sums::default();
-    let (mut first, mut end, mut keys) = (None, 0u64, 0usize);
-    for record in rdb
-        .records()
-        .take_while(|r| !matches!(r, Ok(Record::Eof(_)) | Err(_)))
-    {
-        let Ok(Record::Entry(entry)) = record else {
-            continue;
-        };
-        first.get_or_insert(entry.offset);
-        end = entry.offset + entry.record_len;
-        if let Ok((a, b)) = e8.estimate_pair(&e16, &entry, &mut scratch) {
-            sums.add(1.0, &a, &b);
-        }
-        keys += 1;
-        if keys >= GUESS_KEYS {
-            break;
-        }
-    }
-    let read = end.saturating_sub(first.unwrap_or(0)).max(1) as f64;
-    let scale = rdb.data().len() as f64 / read;
-    let used = used_mem as f64;
-    if (sums.q16 * scale - used).abs() < (sums.q8 * scale - used).abs() {
-        16
-    } else {
-        8
-    }
 }
 
 /// What the separate pass found.
