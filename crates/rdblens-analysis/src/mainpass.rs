@@ -206,8 +206,9 @@ impl Worker {
 }
 
 /// What the workers share about the allocator build while the pass runs:
-/// the build keys are estimated for (the guess, then the one the evidence
-/// leans to, then the settled one).
+/// whether batches are deferred (the lean is unclear), and the build they
+/// are estimated for otherwise (the one the evidence leans to, then the
+/// settled one).
 struct Early<'k> {
     evidence: Option<Mutex<EarlyEvidence>>,
     current: AtomicU64,
