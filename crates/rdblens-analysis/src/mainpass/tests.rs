@@ -83,7 +83,7 @@ fn every_way_through_the_pass_ends_with_the_stats_of_the_build_shown() {
                         }),
                         ..Early::for_pass(&p, &o)
                     };
-                    let mut pass = run(&p, &o, None, early, None);
+                    let mut pass = run(&p, &o, None, early, None, None);
                     let folded: usize = pass.batches.iter().map(BTreeSet::len).sum();
                     assert_eq!(pass.deferred, defer.clone().collect(), "deferred");
                     assert_eq!(
@@ -104,9 +104,7 @@ fn every_way_through_the_pass_ends_with_the_stats_of_the_build_shown() {
                             let decided_p =
                                 prepare(&data, &o, None, AllocatorPass::Decided(choice(*quantum)))
                                     .expect("prepared"); // ok: unit test
-                            let mut stats = part.0;
-                            stats.merge(catch_up(&decided_p, &o, None, &lacking, &known));
-                            stats
+                            catch_up(&decided_p, &o, None, &lacking, &known, part.0)
                         }
                     };
                     got.finish();
