@@ -281,9 +281,11 @@ impl Known {
         }
     }
 
-    /// Keeps what `entry`'s decoding gave, up to [`KNOWN_MAX`] values.
+    /// Keeps what `entry`'s decoding gave, up to [`KNOWN_MAX`] values, if
+    /// its record is big enough to keep (small ones would fill the map
+    /// before the giant values further on).
     pub(crate) fn keep(&mut self, entry: &Entry<'_>, value: KnownValue) {
-        if self.values.len() < KNOWN_MAX {
+        if entry.record_len >= self.from && self.values.len() < KNOWN_MAX {
             self.values.insert(entry.offset, value);
         }
     }
@@ -292,6 +294,12 @@ impl Known {
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.values.len()
+    }
+
+    /// Offsets of the records whose values are kept.
+    #[cfg(test)]
+    pub(crate) fn offsets(&self) -> impl Iterator<Item = u64> + '_ {
+        self.values.keys().copied()
     }
 
     /// What the settling pass found for `entry`, if it kept it.
