@@ -17,6 +17,7 @@ pub const STEP: u64 = 64 << 20;
 /// Releases `[start, end)` of the mapped file (see `RdbFile::release`).
 pub type ReleaseFn<'r> = &'r (dyn Fn(usize, usize) + Sync);
 
+#[derive(Default)]
 struct State {
     /// Start offset of every batch not yet decoded -> how many start there.
     in_flight: BTreeMap<u64, usize>,
@@ -35,11 +36,7 @@ impl<'r> Releaser<'r> {
     pub fn new(release: ReleaseFn<'r>) -> Self {
         Releaser {
             release,
-            state: Mutex::new(State {
-                in_flight: BTreeMap::new(),
-                walked: 0,
-                released: 0,
-            }),
+            state: Mutex::new(State::default()),
         }
     }
 
@@ -48,11 +45,7 @@ impl<'r> Releaser<'r> {
     /// walk's was, not left resident to the end.
     pub fn restart(&self) {
         if let Ok(mut s) = self.state.lock() {
-            *s = State {
-                in_flight: BTreeMap::new(),
-                walked: 0,
-                released: 0,
-            };
+            *s = State::default();
         }
     }
 
