@@ -42,6 +42,7 @@ pub mod rules;
 mod settings;
 pub mod shard;
 pub mod slot;
+mod spans;
 mod summary;
 mod summary_file;
 mod walker;

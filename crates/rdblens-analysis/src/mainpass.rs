@@ -20,7 +20,7 @@
 //! file, and folding each batch for the closer build meant decoding 223
 //! of its 1,495 batches twice).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
@@ -35,8 +35,9 @@ use crate::pipeline::{
     batch_evidence, batch_facts, batch_span, batch_start, file_info, prepare, AllocatorPass, Prepared,
 };
 use crate::release::{BatchDone, Releaser};
+use crate::spans::{Span, SpanQueue};
 use crate::summary::{KeyStats, Summary, SUMMARY_VERSION};
-use crate::walker::{SharedWalker, WalkOutcome};
+use crate::walker::{Batch, SharedWalker, WalkOutcome};
 
 /// Analyses one file held in `data` (usually a memory map).
 pub fn analyze_bytes(data: &[u8], path: &str, opts: &Options) -> Result<Summary, AnalysisError> {
@@ -65,6 +66,7 @@ fn analyze(
         Some(d) => {
             let choice = pass.evidence.decide(&p.profile, d.used_mem);
             let known = std::mem::take(&mut pass.known);
+            let spans = std::mem::take(&mut pass.spans);
             let outcome = match resolve(pass, choice.quantum, &p) {
                 Resolved::Stats(done) => *done,
                 Resolved::Lacking(part, lacking) => {
@@ -73,7 +75,14 @@ fn analyze(
                     if let Some(r) = releaser {
                         r.restart();
                     }
-                    stats = catch_up(&decided, opts, releaser, &lacking, &known, stats);
+                    stats = catch_up(
+                        &decided,
+                        opts,
+                        releaser,
+                        where_they_lie(lacking, &spans),
+                        &known,
+                        stats,
+                    );
                     (stats, outcome)
                 }
             };
@@ -117,6 +126,9 @@ struct Worker {
     /// The batches whose evidence was summed while the lean was unclear,
     /// and which were folded for neither build.
     deferred: Vec<u64>,
+    /// Where each batch lies, when the pass sums the evidence (for a
+    /// catch-up to parse it again there).
+    spans: Vec<(u64, Span)>,
     /// The allocator evidence, when the main pass sums it.
     evidence: Sums,
     scratch: Scratch,
@@ -129,6 +141,7 @@ impl Worker {
             stats: [None, None],
             batches: [Vec::new(), Vec::new()],
             deferred: Vec::new(),
+            spans: Vec::new(),
             evidence: Sums::default(),
             scratch: Scratch::new(),
             key_buf: Vec::new(),
@@ -157,6 +170,9 @@ impl Worker {
         (seq, batch): (u64, &[Record<'_>]),
     ) {
         let _done = BatchDone(releaser, batch_start(batch));
+        if let (Some(_), Some(span)) = (&p.deferred, Span::of(batch)) {
+            self.spans.push((seq, span));
+        }
         if let (Some(d), true) = (&p.deferred, early.defers(seq)) {
             let mut sums = Sums::default();
             batch_evidence(
@@ -309,6 +325,8 @@ pub(crate) struct MainPass {
     pub deferred: BTreeSet<u64>,
     /// Values the deferred batches decoded for the evidence.
     pub known: Known,
+    /// Where each batch lies (empty unless `p.deferred`).
+    pub spans: BTreeMap<u64, Span>,
     pub outcome: WalkOutcome,
     /// The allocator evidence (empty unless `p.deferred`).
     pub evidence: Sums,
@@ -326,7 +344,15 @@ impl MainPass {
 
 /// Walks and folds every key.
 pub(crate) fn main_pass(p: &Prepared<'_>, opts: &Options, releaser: Option<&Releaser<'_>>) -> MainPass {
-    run(p, opts, releaser, Early::for_pass(p, opts), None, None)
+    let walker = SharedWalker::over(&p.rdb, opts, releaser);
+    run(
+        p,
+        opts,
+        releaser,
+        Early::for_pass(p, opts),
+        Source::Walk(walker),
+        None,
+    )
 }
 
 /// What a pass that ran with the evidence holds of the build the whole
@@ -350,15 +376,23 @@ fn resolve(mut pass: MainPass, quantum: u64, p: &Prepared<'_>) -> Resolved {
     }
 }
 
-/// `stats` with the batches `only` (by number) added, walked again for
-/// `p`'s build, taking the values in `known` as decoded. One worker adds
-/// them to `stats` itself: a fresh set per worker while `stats` is held
-/// was one more set in memory (13 MiB on prod-1g).
+/// The batches `lacking`, with where each lies.
+fn where_they_lie(lacking: BTreeSet<u64>, spans: &BTreeMap<u64, Span>) -> Vec<(u64, Span)> {
+    // Every batch the pass took has its span (kept when it sums evidence,
+    // the only pass that can lack any).
+    let span = |seq| Some((seq, *spans.get(&seq)?));
+    lacking.into_iter().filter_map(span).collect()
+}
+
+/// `stats` with the batches `only` (by number, where they lie) added,
+/// parsed again for `p`'s build, taking the values in `known` as decoded.
+/// One worker adds them to `stats` itself: a fresh set per worker while
+/// `stats` is held was one more set in memory (13 MiB on prod-1g).
 fn catch_up(
     p: &Prepared<'_>,
     opts: &Options,
     releaser: Option<&Releaser<'_>>,
-    only: &BTreeSet<u64>,
+    only: Vec<(u64, Span)>,
     known: &Known,
     stats: KeyStats,
 ) -> KeyStats {
@@ -366,31 +400,52 @@ fn catch_up(
         caught_up: Some(known),
         ..Early::for_pass(p, opts)
     };
-    let mut pass = run(p, opts, releaser, early, Some(only), Some(stats));
+    let queue = SpanQueue::new(&p.rdb, only, &opts.filter, releaser);
+    let mut pass = run(p, opts, releaser, early, Source::Spans(queue), Some(stats));
     let mut stats = pass.take(p.profile.quantum, p);
     stats.finish();
     stats
 }
 
-/// The pass: every batch, or only the numbered ones in `only`; the first
-/// worker folds into `seed` (stats of `p`'s build), when given.
+/// Where a pass takes its batches from.
+#[allow(clippy::large_enum_variant)] // one per pass
+enum Source<'a, 'w> {
+    /// Every batch, walked in file order.
+    Walk(SharedWalker<'a, 'w>),
+    /// Batches an earlier walk found (a catch-up).
+    Spans(SpanQueue<'a, 'w>),
+}
+
+impl<'a> Source<'a, '_> {
+    fn next(&self) -> Option<(u64, Batch<'a>)> {
+        match self {
+            Source::Walk(w) => w.next(|_| true),
+            Source::Spans(q) => q.next(),
+        }
+    }
+
+    /// What the walk found besides the entries (nothing for a catch-up:
+    /// the main pass's walk found it).
+    fn finish(self) -> WalkOutcome {
+        match self {
+            // A worker that panicked holding the walker ended the pass before this.
+            Source::Walk(w) => w.finish().unwrap_or_default(),
+            Source::Spans(_) => WalkOutcome::default(),
+        }
+    }
+}
+
+/// The pass over the batches `source` hands out; the first worker folds
+/// into `seed` (stats of `p`'s build), when given.
 fn run(
     p: &Prepared<'_>,
     opts: &Options,
     releaser: Option<&Releaser<'_>>,
     early: Early,
-    only: Option<&BTreeSet<u64>>,
+    source: Source<'_, '_>,
     seed: Option<KeyStats>,
 ) -> MainPass {
     let seed = Mutex::new(seed);
-    let walker = SharedWalker::over(&p.rdb, opts, releaser);
-    let last = only.map(|o| o.last().copied().unwrap_or(0));
-    // Whether batch `seq` is folded; `None`: past the last one wanted.
-    let wanted = |seq: u64| match (only, last) {
-        (Some(_), Some(last)) if seq > last => None,
-        (Some(o), _) => Some(o.contains(&seq)),
-        (None, _) => Some(true),
-    };
     // One worker per thread, each taking turns at the walker and decoding
     // the batch it has just walked, while it is in its core's cache; one
     // accumulator per worker, merged once at the end: far fewer merges (and
@@ -401,15 +456,8 @@ fn run(
         if let Some(stats) = seed.lock().ok().and_then(|mut s| s.take()) {
             worker.stats[slot(p.profile.quantum)] = Some(stats);
         }
-        while let Some((seq, batch)) = walker.next(|_| true) {
-            match wanted(seq) {
-                None => {
-                    drop(BatchDone(releaser, batch_start(&batch)));
-                    break;
-                }
-                Some(true) => worker.fold(p, &opts.filter, releaser, &early, (seq, &batch)),
-                Some(false) => drop(BatchDone(releaser, batch_start(&batch))),
-            }
+        while let Some((seq, batch)) = source.next() {
+            worker.fold(p, &opts.filter, releaser, &early, (seq, &batch));
         }
         worker.finish();
         worker
@@ -428,8 +476,8 @@ fn run(
         deferred: BTreeSet::new(),
         // A poisoned lock means a worker panicked: that ended the pass.
         known: early.known.into_inner().unwrap_or_default(),
-        // A worker that panicked holding the walker ended the pass before this.
-        outcome: walker.finish().unwrap_or_default(),
+        spans: BTreeMap::new(),
+        outcome: source.finish(),
         evidence: Sums::default(),
     };
     for w in workers {
@@ -446,6 +494,7 @@ fn run(
             mine.extend(theirs);
         }
         pass.deferred.extend(w.deferred);
+        pass.spans.extend(w.spans);
         pass.evidence = std::mem::take(&mut pass.evidence).merge(w.evidence);
     }
     pass

@@ -76,6 +76,15 @@ impl<'a> Rdb<'a> {
         Records::new(self.data, self.format)
     }
 
+    /// The records from `offset` on, in database `db`: a walk resumed at a
+    /// record an earlier walk found (an [`Entry`]'s `offset`, which
+    /// `db` was selected before), without walking the file to it. An
+    /// offset that is not where a record starts reads garbage, with the
+    /// errors any damaged file gives; past the end, the first read fails.
+    pub fn records_at(&self, offset: u64, db: u64) -> Records<'a> {
+        Records::resume(self.data, self.format, offset, db)
+    }
+
     /// Only the key/value entries.
     pub fn entries(&self) -> impl Iterator<Item = Result<Entry<'a>>> + 'a {
         self.records().filter_map(|r| match r {

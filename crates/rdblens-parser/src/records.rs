@@ -128,6 +128,17 @@ impl<'a> Records<'a> {
         }
     }
 
+    /// See [`crate::Rdb::records_at`]. An offset past the end is clamped
+    /// to it (the first read then fails, naming that offset).
+    pub(crate) fn resume(file: &'a [u8], format: Format, offset: u64, db: u64) -> Self {
+        let pos = usize::try_from(offset).unwrap_or(usize::MAX).min(file.len());
+        Records {
+            r: Reader::at(file, pos),
+            db,
+            ..Records::new(file, format)
+        }
+    }
+
     /// File offset of the next record.
     pub fn offset(&self) -> u64 {
         self.r.offset()
@@ -360,3 +371,41 @@ impl<'a> Iterator for Records<'a> {
 }
 
 impl std::iter::FusedIterator for Records<'_> {}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Rdb, Record};
+
+    /// db 0: "a" = "b"; db 3: "c" = "d"; checksum disabled.
+    const FILE: &[u8] = b"REDIS0009\xfe\x00\x00\x01a\x01b\xfe\x03\x00\x01c\x01d\xff\0\0\0\0\0\0\0\0";
+
+    #[test]
+    fn a_walk_resumes_where_an_earlier_one_found_a_record() {
+        let rdb = Rdb::new(FILE).expect("rdb"); // ok: unit test
+        let second = rdb.entries().nth(1).expect("two keys").expect("read"); // ok: unit test
+        assert_eq!((second.offset, second.db), (18, 3));
+        let mut resumed = rdb.records_at(second.offset, second.db);
+        match resumed.next() {
+            Some(Ok(Record::Entry(e))) => {
+                let shape = |e: &crate::Entry<'_>| {
+                    (
+                        e.offset,
+                        e.db,
+                        e.key.to_vec().ok(),
+                        e.value.to_vec(),
+                        e.record_len,
+                    )
+                };
+                assert_eq!(shape(&e), shape(&second));
+            }
+            other => panic!("{other:?}"), // ok: unit test
+        }
+        assert!(matches!(resumed.next(), Some(Ok(Record::Eof(_)))));
+        assert!(resumed.next().is_none());
+        // Past the end: the first read fails there, and the walk ends.
+        let mut past = rdb.records_at(u64::MAX, 0);
+        let err = past.next().expect("an error").expect_err("nothing to read"); // ok: unit test
+        assert_eq!(err.offset(), FILE.len() as u64);
+        assert!(past.next().is_none());
+    }
+}

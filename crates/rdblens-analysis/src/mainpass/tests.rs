@@ -89,7 +89,8 @@ fn every_way_through_the_pass_ends_with_the_stats_of_the_build_shown() {
                         }),
                         ..Early::for_pass(&p, &o)
                     };
-                    let mut pass = run(&p, &o, None, early, None, None);
+                    let walker = SharedWalker::over(&p.rdb, &o, None);
+                    let mut pass = run(&p, &o, None, early, Source::Walk(walker), None);
                     let folded: usize = pass.batches.iter().map(BTreeSet::len).sum();
                     assert_eq!(pass.deferred, defer.clone().collect(), "deferred");
                     assert_eq!(
@@ -106,6 +107,8 @@ fn every_way_through_the_pass_ends_with_the_stats_of_the_build_shown() {
                         "small values kept"
                     );
                     let known = std::mem::take(&mut pass.known);
+                    let spans = std::mem::take(&mut pass.spans);
+                    assert_eq!(spans.len(), 222, "every batch's span kept");
                     let case = format!(
                         "{threads} threads, lean {lean:?}, settle {settle:?}, defer {defer:?}, shown {quantum}"
                     );
@@ -116,7 +119,8 @@ fn every_way_through_the_pass_ends_with_the_stats_of_the_build_shown() {
                             let decided_p =
                                 prepare(&data, &o, None, AllocatorPass::Decided(choice(*quantum)))
                                     .expect("prepared"); // ok: unit test
-                            catch_up(&decided_p, &o, None, &lacking, &known, part.0)
+                            let only = where_they_lie(lacking, &spans);
+                            catch_up(&decided_p, &o, None, only, &known, part.0)
                         }
                     };
                     got.finish();
