@@ -249,7 +249,8 @@ pub(crate) struct Chosen {
 /// On the collection-heavy benchmark dump the pass settles three quarters
 /// of the way in, having decoded every giant hash, set and list on the way.
 pub(crate) struct Known {
-    values: HashMap<u64, KnownValue>,
+    /// By record offset: the value, and its record's length.
+    values: HashMap<u64, (KnownValue, u64)>,
     /// Kept from this record size up (no value is kept past every size).
     from: u64,
 }
@@ -286,7 +287,7 @@ impl Known {
     /// before the giant values further on).
     pub(crate) fn keep(&mut self, entry: &Entry<'_>, value: KnownValue) {
         if entry.record_len >= self.from && self.values.len() < KNOWN_MAX {
-            self.values.insert(entry.offset, value);
+            self.values.insert(entry.offset, (value, entry.record_len));
         }
     }
 
@@ -307,7 +308,13 @@ impl Known {
         if entry.record_len < self.from || self.values.is_empty() {
             return None;
         }
-        self.values.get(&entry.offset)
+        self.values.get(&entry.offset).map(|(value, _)| value)
+    }
+
+    /// The length of each record whose value is kept, by offset: a walk
+    /// again need not walk those values to find where they end.
+    pub(crate) fn record_lens(&self) -> BTreeMap<u64, u64> {
+        self.values.iter().map(|(at, (_, len))| (*at, *len)).collect()
     }
 }
 

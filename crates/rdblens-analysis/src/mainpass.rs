@@ -400,7 +400,7 @@ fn catch_up(
         caught_up: Some(known),
         ..Early::for_pass(p, opts)
     };
-    let queue = SpanQueue::new(&p.rdb, only, &opts.filter, releaser);
+    let queue = SpanQueue::new(&p.rdb, only, known.record_lens(), &opts.filter, releaser);
     let mut pass = run(p, opts, releaser, early, Source::Spans(queue), Some(stats));
     let mut stats = pass.take(p.profile.quantum, p);
     stats.finish();

@@ -9,6 +9,7 @@
 //! one wanted where it lies, with no lock held while it parses and no
 //! checksum (the main pass checked it).
 
+use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 use rdblens_parser::{Rdb, Record};
@@ -45,16 +46,21 @@ impl Span {
 pub(crate) struct SpanQueue<'a, 'w> {
     rdb: &'w Rdb<'a>,
     spans: Vec<(u64, Span)>,
+    /// Entries whose record lengths are known, by offset: their values
+    /// are not walked again to find where they end.
+    known_lens: BTreeMap<u64, u64>,
     next: Mutex<usize>,
     filter: &'w KeyFilter,
     releaser: Option<&'w Releaser<'w>>,
 }
 
 impl<'a, 'w> SpanQueue<'a, 'w> {
-    /// `spans` by batch number; handed out in that order.
+    /// `spans` by batch number; handed out in that order. `known_lens`:
+    /// the lengths of records the first walk found, by offset.
     pub fn new(
         rdb: &'w Rdb<'a>,
         mut spans: Vec<(u64, Span)>,
+        known_lens: BTreeMap<u64, u64>,
         filter: &'w KeyFilter,
         releaser: Option<&'w Releaser<'w>>,
     ) -> Self {
@@ -62,6 +68,7 @@ impl<'a, 'w> SpanQueue<'a, 'w> {
         SpanQueue {
             rdb,
             spans,
+            known_lens,
             next: Mutex::new(0),
             filter,
             releaser,
@@ -85,7 +92,16 @@ impl<'a, 'w> SpanQueue<'a, 'w> {
             taken
         };
         let mut batch = Vec::new();
-        for record in self.rdb.records_at(span.start, span.db) {
+        let mut records = self.rdb.records_at(span.start, span.db);
+        let mut known = self.known_lens.range(span.start..span.end).peekable();
+        loop {
+            let here = records.offset();
+            while known.next_if(|(at, _)| **at < here).is_some() {}
+            let next = match known.next_if(|(at, _)| **at == here) {
+                Some((_, len)) => records.next_known(*len),
+                None => records.next(),
+            };
+            let Some(record) = next else { break };
             match record {
                 Ok(Record::Entry(e)) => {
                     let end = e.offset + e.record_len;
@@ -114,17 +130,28 @@ mod tests {
     use super::*;
     use crate::walker::Walker;
 
-    /// (offset, db, key length, record length) of each entry of a batch.
-    fn shape(batch: &Batch<'_>) -> Vec<(u64, u64, usize, u64)> {
+    /// Where each entry of a batch, its key and its value lie.
+    fn shape(batch: &Batch<'_>) -> Vec<(u64, u64, usize, u64, u64, usize)> {
         crate::pipeline::entries(batch)
-            .map(|e| (e.offset, e.db, e.key.len(), e.record_len))
+            .map(|e| {
+                (
+                    e.offset,
+                    e.db,
+                    e.key.len(),
+                    e.record_len,
+                    e.value_offset,
+                    e.value.len(),
+                )
+            })
             .collect()
     }
 
     /// Parsed again from their spans, in any order they are taken, the
     /// batches hold the entries the walk handed out: across database
     /// changes (this dump has keys in databases 0, 1 and 15), at any batch
-    /// size, with entries a filter leaves out.
+    /// size, with entries a filter leaves out, and with the lengths of
+    /// some records known (those of 100 bytes or more: taken as known,
+    /// not walked).
     #[test]
     fn batches_parsed_where_they_lie_are_the_walks() {
         let path = concat!(
@@ -133,8 +160,18 @@ mod tests {
         );
         let data = std::fs::read(path).expect("fixture"); // ok: unit test
         let rdb = Rdb::new(&data).expect("rdb"); // ok: unit test
+        let lens: BTreeMap<u64, u64> = rdb
+            .entries()
+            .flatten()
+            .filter(|e| e.record_len >= 100)
+            .map(|e| (e.offset, e.record_len))
+            .collect();
+        assert_eq!(lens.len(), 36);
         let mut compared = 0;
-        for dbs in [vec![], vec![1, 15]] {
+        for (dbs, known_lens) in [vec![], vec![1, 15]]
+            .into_iter()
+            .flat_map(|dbs| [(dbs.clone(), BTreeMap::new()), (dbs, lens.clone())])
+        {
             let filter = KeyFilter {
                 dbs,
                 ..KeyFilter::default()
@@ -149,7 +186,7 @@ mod tests {
                     .filter(|seq| seq % 2 == 0)
                     .map(|seq| (seq, Span::of(&walked[seq as usize]).expect("span"))) // ok: unit test
                     .collect();
-                let queue = SpanQueue::new(&rdb, wanted.clone(), &filter, None);
+                let queue = SpanQueue::new(&rdb, wanted.clone(), known_lens.clone(), &filter, None);
                 let again: Vec<(u64, Batch<'_>)> = std::iter::from_fn(|| queue.next()).collect();
                 assert_eq!(again.len(), wanted.len());
                 for (i, (seq, batch)) in again.iter().enumerate() {
@@ -160,7 +197,8 @@ mod tests {
             }
         }
         // The entries of the even batches: of 222 keys (all walks), 111 +
-        // 111 + 128 + 222; of the 9 in databases 1 and 15, 5 + 6 + 9 + 9.
-        assert_eq!(compared, 572 + 29);
+        // 111 + 128 + 222; of the 9 in databases 1 and 15, 5 + 6 + 9 + 9;
+        // twice (lengths known or not).
+        assert_eq!(compared, 2 * (572 + 29));
     }
 }

@@ -149,7 +149,29 @@ impl<'a> Records<'a> {
         self.db
     }
 
-    fn read(&mut self) -> Result<Record<'a>> {
+    /// The next record, as [`Iterator::next`] gives it, when an earlier
+    /// walk found that an entry of `record_len` bytes starts here: its
+    /// value is taken as the bytes up to there, not walked again (a giant
+    /// hash's fields are read once per walk, not skipped one by one). The
+    /// length only applies to an entry starting at [`Self::offset`]; one
+    /// that ends before the entry's key does, or past the file, is an
+    /// error as a damaged length is.
+    pub fn next_known(&mut self, record_len: u64) -> Option<Result<Record<'a>>> {
+        self.next_with(Some(record_len))
+    }
+
+    fn next_with(&mut self, known_len: Option<u64>) -> Option<Result<Record<'a>>> {
+        if self.done {
+            return None;
+        }
+        let record = self.read(known_len);
+        if record.is_err() {
+            self.done = true;
+        }
+        Some(record)
+    }
+
+    fn read(&mut self, known_len: Option<u64>) -> Result<Record<'a>> {
         let r = &mut self.r;
         loop {
             let at = r.pos();
@@ -292,7 +314,19 @@ impl<'a> Records<'a> {
                     let key = r.string("key")?;
                     let value_start = r.pos();
                     let value_offset = r.offset();
-                    if let Err(e) = walk(r, value_type, &mut Skip) {
+                    let skipped = match known_len {
+                        Some(len) => {
+                            let end = (start as u64).saturating_add(len);
+                            match end.checked_sub(value_start as u64) {
+                                Some(n) => r.take(n, "value of a known length").map(drop),
+                                None => Err(r.err(ErrorKind::BadValue(format!(
+                                    "a record of {len} bytes ends before its value"
+                                )))),
+                            }
+                        }
+                        None => walk(r, value_type, &mut Skip),
+                    };
+                    if let Err(e) = skipped {
                         return Err(attach_key(e, &key));
                     }
                     Record::Entry(Entry {
@@ -359,14 +393,7 @@ impl<'a> Iterator for Records<'a> {
     type Item = Result<Record<'a>>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
-        }
-        let record = self.read();
-        if record.is_err() {
-            self.done = true;
-        }
-        Some(record)
+        self.next_with(None)
     }
 }
 
@@ -407,5 +434,46 @@ mod tests {
         let err = past.next().expect("an error").expect_err("nothing to read"); // ok: unit test
         assert_eq!(err.offset(), FILE.len() as u64);
         assert!(past.next().is_none());
+    }
+
+    /// A set that claims five members and holds one, then "c" = "d".
+    const SHORT_SET: &[u8] = b"REDIS0009\xfe\x00\x02\x01s\x05\x01x\x00\x01c\x01d\xff\0\0\0\0\0\0\0\0";
+
+    #[test]
+    fn a_known_length_is_taken_not_walked() {
+        let rdb = Rdb::new(SHORT_SET).expect("rdb"); // ok: unit test
+                                                     // Walked, the set's count runs past its members.
+        assert!(rdb.entries().any(|e| e.is_err()));
+        // Its record known to be 6 bytes: taken as it is, then the next key.
+        let mut records = rdb.records_at(11, 0);
+        match records.next_known(6) {
+            Some(Ok(Record::Entry(e))) => assert_eq!((e.value, e.record_len), (&b"\x05\x01x"[..], 6)),
+            other => panic!("{other:?}"), // ok: unit test
+        }
+        match records.next() {
+            Some(Ok(Record::Entry(e))) => assert_eq!(e.key.to_vec().ok(), Some(b"c".to_vec())),
+            other => panic!("{other:?}"), // ok: unit test
+        }
+        // A known length that ends inside the key, or past the file, fails.
+        let err = |len| {
+            let mut records = rdb.records_at(11, 0);
+            records
+                .next_known(len)
+                .expect("a record")
+                .map(drop)
+                .expect_err("a bad length") // ok: unit test
+        };
+        assert!(
+            err(2)
+                .to_string()
+                .contains("a record of 2 bytes ends before its value"),
+            "{}",
+            err(2)
+        );
+        assert!(
+            err(1000).to_string().contains("value of a known length"),
+            "{}",
+            err(1000)
+        );
     }
 }
