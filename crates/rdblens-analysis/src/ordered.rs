@@ -277,7 +277,8 @@ where
     let deferred = p.deferred.as_ref();
     let mut evidence = Sums::default();
     let mut stopped = false;
-    let walker = SharedWalker::over(&p.rdb, opts, releaser);
+    let known_lens = deferred.map(|d| d.known.record_lens()).unwrap_or_default();
+    let walker = SharedWalker::over(&p.rdb, opts, releaser).knowing(known_lens);
     let window = (p.threads.max(1) * BATCHES_PER_WORKER) as u64;
     let order: InOrderQueue<Decoded<T>> = InOrderQueue::new(p.threads.max(1));
     let (map, filter, profile, settings) = (&map, &opts.filter, &p.profile, &p.settings);

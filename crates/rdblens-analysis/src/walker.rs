@@ -107,6 +107,10 @@ pub(crate) struct Walker<'a, 'w> {
     next_report: u64,
     out: WalkOutcome,
     done: bool,
+    /// Records whose lengths an earlier pass found, by offset, and the
+    /// first not yet passed: their values are not walked again.
+    known_lens: Vec<(u64, u64)>,
+    known_next: usize,
 }
 
 impl<'a, 'w> Walker<'a, 'w> {
@@ -132,7 +136,21 @@ impl<'a, 'w> Walker<'a, 'w> {
             next_report: PROGRESS_STEP,
             out: WalkOutcome::default(),
             done: false,
+            known_lens: Vec::new(),
+            known_next: 0,
         }
+    }
+
+    /// The length of the record at `offset`, if an earlier pass found it
+    /// (offsets asked for only grow).
+    fn known_len(&mut self, offset: u64) -> Option<u64> {
+        let lens = &self.known_lens;
+        let mut i = self.known_next;
+        while lens.get(i).is_some_and(|(at, _)| *at < offset) {
+            i += 1;
+        }
+        self.known_next = i;
+        lens.get(i).filter(|(at, _)| *at == offset).map(|(_, len)| *len)
     }
 
     /// The next batch of entries the filter admits; `None` once the file
@@ -146,7 +164,10 @@ impl<'a, 'w> Walker<'a, 'w> {
         loop {
             // Kept in its Option until pushed: each rebinding was a memcpy.
             self.crc.ahead_of(self.records.offset() as usize);
-            let next = self.records.next();
+            let next = match self.known_len(self.records.offset()) {
+                Some(len) => self.records.next_known(len),
+                None => self.records.next(),
+            };
             let Some(record) = &next else {
                 self.done = true;
                 break;
@@ -268,6 +289,20 @@ impl<'a, 'w> SharedWalker<'a, 'w> {
         }
     }
 
+    /// The walk takes the lengths of these records (by offset) as found
+    /// by an earlier pass instead of walking their values: `keys`'
+    /// settling pass decoded the big values of the part it read (on the
+    /// collection-heavy benchmark dump, three quarters of the file), and
+    /// walking a giant hash's fields again only to find where it ends was
+    /// serial work under the walker's lock.
+    pub fn knowing(mut self, known_lens: std::collections::BTreeMap<u64, u64>) -> Self {
+        if let Ok((w, _)) = self.inner.get_mut() {
+            w.known_lens = known_lens.into_iter().collect();
+            w.known_next = 0;
+        }
+        self
+    }
+
     /// The next batch and its number, if `may_take` allows its number
     /// (called under the lock, so it may wait); `None` at the end, when
     /// refused, or when another worker panicked holding the lock.
@@ -284,5 +319,94 @@ impl<'a, 'w> SharedWalker<'a, 'w> {
     /// The walk's outcome; `None` if a worker panicked holding the lock.
     pub fn finish(self) -> Option<WalkOutcome> {
         self.inner.into_inner().ok().map(|(w, _)| w.finish())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    /// Where an entry and its value lie: offset, database, record length,
+    /// value offset and length.
+    type Shape = (u64, u64, u64, u64, usize);
+
+    /// The shapes of each batch's entries.
+    fn shapes(walker: SharedWalker<'_, '_>) -> Vec<Vec<Shape>> {
+        let batches = std::iter::from_fn(|| walker.next(|_| true)).map(|(_, batch)| {
+            crate::pipeline::entries(&batch)
+                .map(|e| (e.offset, e.db, e.record_len, e.value_offset, e.value.len()))
+                .collect()
+        });
+        let shapes = batches.collect();
+        assert!(walker
+            .finish()
+            .is_some_and(|o| o.error.is_none() && o.checksum.is_some()));
+        shapes
+    }
+
+    /// Told the lengths of the records of 100 bytes or more, the walk hands
+    /// out the same batches as without, in two batch sizes.
+    #[test]
+    fn known_lengths_give_the_same_batches() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../fixtures/rdb/valkey-7.2.7/all-types.rdb"
+        );
+        let data = std::fs::read(path).expect("fixture"); // ok: unit test
+        let rdb = Rdb::new(&data).expect("rdb"); // ok: unit test
+        let lens: BTreeMap<u64, u64> = rdb
+            .entries()
+            .flatten()
+            .filter(|e| e.record_len >= 100)
+            .map(|e| (e.offset, e.record_len))
+            .collect();
+        assert_eq!(lens.len(), 36);
+        for batch_entries in [1, 50] {
+            let opts = crate::options::Options {
+                batch_entries,
+                ..Default::default()
+            };
+            let plain = shapes(SharedWalker::over(&rdb, &opts, None));
+            let knowing = shapes(SharedWalker::over(&rdb, &opts, None).knowing(lens.clone()));
+            assert_eq!(plain.iter().map(Vec::len).sum::<usize>(), 222);
+            assert_eq!(knowing, plain);
+        }
+    }
+
+    /// A known length is taken, not walked: with a big value's first
+    /// length zeroed (its bytes then read as records), a walk that knows
+    /// its length still hands out every entry, one that does not goes
+    /// astray.
+    #[test]
+    fn a_known_length_is_not_walked_again() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../fixtures/rdb/valkey-7.2.7/all-types.rdb"
+        );
+        let mut data = std::fs::read(path).expect("fixture"); // ok: unit test
+        let opts = crate::options::Options::default();
+        let (plain, lens) = {
+            let rdb = Rdb::new(&data).expect("rdb"); // ok: unit test
+            let big = rdb
+                .entries()
+                .flatten()
+                .find(|e| e.record_len >= 1000)
+                .expect("a big value"); // ok: unit test
+            let lens = BTreeMap::from([(big.offset, big.record_len)]);
+            let value = big.value_offset as usize;
+            (shapes(SharedWalker::over(&rdb, &opts, None)), (lens, value))
+        };
+        let (lens, value) = lens;
+        data[value] = 0;
+        let rdb = Rdb::new(&data).expect("rdb"); // ok: unit test
+        let knowing = shapes(SharedWalker::over(&rdb, &opts, None).knowing(lens));
+        assert_eq!(knowing, plain);
+        let walker = SharedWalker::over(&rdb, &opts, None);
+        let astray = std::iter::from_fn(|| walker.next(|_| true))
+            .map(|(_, b)| b.len())
+            .sum::<usize>();
+        let outcome = walker.finish().expect("finished"); // ok: unit test
+        assert!(astray != 222 || outcome.error.is_some());
     }
 }
