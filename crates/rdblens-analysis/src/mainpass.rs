@@ -14,8 +14,10 @@
 //! build once it is settled) and folded into that build's statistics. At
 //! the end the deferred batches and those folded for the build that lost
 //! are estimated for the winner ([`catch_up`], taking the kept values as
-//! decoded), and only those. A deferred batch costs a second walk of its
-//! records; one folded for the loser costs a second decoding (on the
+//! decoded), and only those, each parsed again where the main pass found
+//! it ([`crate::spans`]; the kept values' lengths taken, not walked). A
+//! deferred batch costs a second parse of its records; one folded for the
+//! loser costs a second decoding (on the
 //! collection-heavy benchmark dump the lean wandered for a quarter of the
 //! file, and folding each batch for the closer build meant decoding 223
 //! of its 1,495 batches twice).

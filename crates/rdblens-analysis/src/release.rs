@@ -40,9 +40,10 @@ impl<'r> Releaser<'r> {
         }
     }
 
-    /// Starts over for a second walk from the file's start (the report's
-    /// catch-up): what it reads again is released behind it as the first
-    /// walk's was, not left resident to the end.
+    /// Starts over for a second pass over the file (the report's catch-up,
+    /// which parses the batches it lacks where they lie): what it reads
+    /// again is released behind it as the first walk's was, not left
+    /// resident to the end.
     pub fn restart(&self) {
         if let Ok(mut s) = self.state.lock() {
             *s = State::default();
