@@ -382,8 +382,11 @@ fn resolve(mut pass: MainPass, quantum: u64, p: &Prepared<'_>) -> Resolved {
 fn where_they_lie(lacking: BTreeSet<u64>, spans: &BTreeMap<u64, Span>) -> Vec<(u64, Span)> {
     // Every batch the pass took has its span (kept when it sums evidence,
     // the only pass that can lack any).
+    let wanted = lacking.len();
     let span = |seq| Some((seq, *spans.get(&seq)?));
-    lacking.into_iter().filter_map(span).collect()
+    let found: Vec<(u64, Span)> = lacking.into_iter().filter_map(span).collect();
+    debug_assert_eq!(found.len(), wanted, "a batch lacking without its span");
+    found
 }
 
 /// `stats` with the batches `only` (by number, where they lie) added,

@@ -128,6 +128,7 @@ impl<'a, 'w> SpanQueue<'a, 'w> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::walker::tests::{all_types, long_record_lens};
     use crate::walker::Walker;
 
     /// Where each entry of a batch, its key and its value lie.
@@ -154,18 +155,9 @@ mod tests {
     /// not walked).
     #[test]
     fn batches_parsed_where_they_lie_are_the_walks() {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../fixtures/rdb/valkey-7.2.7/all-types.rdb"
-        );
-        let data = std::fs::read(path).expect("fixture"); // ok: unit test
+        let data = all_types();
         let rdb = Rdb::new(&data).expect("rdb"); // ok: unit test
-        let lens: BTreeMap<u64, u64> = rdb
-            .entries()
-            .flatten()
-            .filter(|e| e.record_len >= 100)
-            .map(|e| (e.offset, e.record_len))
-            .collect();
+        let lens = long_record_lens(&rdb);
         assert_eq!(lens.len(), 36);
         let mut compared = 0;
         for (dbs, known_lens) in [vec![], vec![1, 15]]

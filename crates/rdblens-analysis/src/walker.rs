@@ -323,9 +323,28 @@ impl<'a, 'w> SharedWalker<'a, 'w> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::collections::BTreeMap;
+
+    /// Valkey 7.2's dump of every type, keys in databases 0, 1 and 15.
+    pub(crate) fn all_types() -> Vec<u8> {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../fixtures/rdb/valkey-7.2.7/all-types.rdb"
+        );
+        std::fs::read(path).expect("fixture") // ok: unit test
+    }
+
+    /// The lengths of `rdb`'s records of 100 bytes or more, by offset (36
+    /// of [`all_types`]'), as an earlier walk would find them.
+    pub(crate) fn long_record_lens(rdb: &Rdb<'_>) -> BTreeMap<u64, u64> {
+        rdb.entries()
+            .flatten()
+            .filter(|e| e.record_len >= 100)
+            .map(|e| (e.offset, e.record_len))
+            .collect()
+    }
 
     /// Where an entry and its value lie: offset, database, record length,
     /// value offset and length.
@@ -349,18 +368,9 @@ mod tests {
     /// out the same batches as without, in two batch sizes.
     #[test]
     fn known_lengths_give_the_same_batches() {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../fixtures/rdb/valkey-7.2.7/all-types.rdb"
-        );
-        let data = std::fs::read(path).expect("fixture"); // ok: unit test
+        let data = all_types();
         let rdb = Rdb::new(&data).expect("rdb"); // ok: unit test
-        let lens: BTreeMap<u64, u64> = rdb
-            .entries()
-            .flatten()
-            .filter(|e| e.record_len >= 100)
-            .map(|e| (e.offset, e.record_len))
-            .collect();
+        let lens = long_record_lens(&rdb);
         assert_eq!(lens.len(), 36);
         for batch_entries in [1, 50] {
             let opts = crate::options::Options {
@@ -380,11 +390,7 @@ mod tests {
     /// astray.
     #[test]
     fn a_known_length_is_not_walked_again() {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../fixtures/rdb/valkey-7.2.7/all-types.rdb"
-        );
-        let mut data = std::fs::read(path).expect("fixture"); // ok: unit test
+        let mut data = all_types();
         let opts = crate::options::Options::default();
         let (plain, lens) = {
             let rdb = Rdb::new(&data).expect("rdb"); // ok: unit test
