@@ -313,7 +313,7 @@ impl Known {
 
     /// The length of each record whose value is kept, by offset: a walk
     /// again need not walk those values to find where they end.
-    pub(crate) fn record_lens(&self) -> BTreeMap<u64, u64> {
+    pub(crate) fn record_lens(&self) -> crate::walker::KnownLens {
         self.values.iter().map(|(at, (_, len))| (*at, *len)).collect()
     }
 }

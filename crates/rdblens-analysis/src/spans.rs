@@ -9,14 +9,13 @@
 //! one wanted where it lies, with no lock held while it parses and no
 //! checksum (the main pass checked it).
 
-use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 use rdblens_parser::{Rdb, Record};
 
 use crate::filter::KeyFilter;
 use crate::release::Releaser;
-use crate::walker::Batch;
+use crate::walker::{Batch, KnownLens};
 
 /// Where a batch lies: from its first entry (`start`, where that entry's
 /// first byte is, in database `db`) to the end of its last.
@@ -46,21 +45,21 @@ impl Span {
 pub(crate) struct SpanQueue<'a, 'w> {
     rdb: &'w Rdb<'a>,
     spans: Vec<(u64, Span)>,
-    /// Entries whose record lengths are known, by offset: their values
-    /// are not walked again to find where they end.
-    known_lens: BTreeMap<u64, u64>,
+    /// Entries whose record lengths are known: their values are not
+    /// walked again to find where they end.
+    known: KnownLens,
     next: Mutex<usize>,
     filter: &'w KeyFilter,
     releaser: Option<&'w Releaser<'w>>,
 }
 
 impl<'a, 'w> SpanQueue<'a, 'w> {
-    /// `spans` by batch number; handed out in that order. `known_lens`:
-    /// the lengths of records the first walk found, by offset.
+    /// `spans` by batch number; handed out in that order. `known`: the
+    /// lengths of records the first walk found.
     pub fn new(
         rdb: &'w Rdb<'a>,
         mut spans: Vec<(u64, Span)>,
-        known_lens: BTreeMap<u64, u64>,
+        known: KnownLens,
         filter: &'w KeyFilter,
         releaser: Option<&'w Releaser<'w>>,
     ) -> Self {
@@ -68,7 +67,7 @@ impl<'a, 'w> SpanQueue<'a, 'w> {
         SpanQueue {
             rdb,
             spans,
-            known_lens,
+            known,
             next: Mutex::new(0),
             filter,
             releaser,
@@ -93,15 +92,8 @@ impl<'a, 'w> SpanQueue<'a, 'w> {
         };
         let mut batch = Vec::new();
         let mut records = self.rdb.records_at(span.start, span.db);
-        let mut known = self.known_lens.range(span.start..span.end).peekable();
-        loop {
-            let here = records.offset();
-            while known.next_if(|(at, _)| **at < here).is_some() {}
-            let next = match known.next_if(|(at, _)| **at == here) {
-                Some((_, len)) => records.next_known(*len),
-                None => records.next(),
-            };
-            let Some(record) = next else { break };
+        let mut cursor = self.known.cursor_at(span.start);
+        while let Some(record) = self.known.next_record(&mut records, &mut cursor) {
             match record {
                 Ok(Record::Entry(e)) => {
                     let end = e.offset + e.record_len;
@@ -162,7 +154,7 @@ mod tests {
         let mut compared = 0;
         for (dbs, known_lens) in [vec![], vec![1, 15]]
             .into_iter()
-            .flat_map(|dbs| [(dbs.clone(), BTreeMap::new()), (dbs, lens.clone())])
+            .flat_map(|dbs| [(dbs.clone(), KnownLens::default()), (dbs, lens.clone())])
         {
             let filter = KeyFilter {
                 dbs,

@@ -20,6 +20,52 @@ use crate::summary::{Checksum, ChecksumMismatch};
 /// moved once.
 pub(crate) type Batch<'a> = Vec<Record<'a>>;
 
+/// Record lengths an earlier walk found, sorted by offset: a walk again
+/// takes those records whole ([`Records::next_known`]) instead of walking
+/// their values to find where they end.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct KnownLens(Vec<(u64, u64)>);
+
+impl FromIterator<(u64, u64)> for KnownLens {
+    /// From (offset, record length) pairs in any order.
+    fn from_iter<I: IntoIterator<Item = (u64, u64)>>(pairs: I) -> Self {
+        let mut lens: Vec<(u64, u64)> = pairs.into_iter().collect();
+        lens.sort_unstable();
+        KnownLens(lens)
+    }
+}
+
+impl KnownLens {
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// A cursor at the first length at or past `offset`, for
+    /// [`Self::next_record`].
+    pub fn cursor_at(&self, offset: u64) -> usize {
+        self.0.partition_point(|(at, _)| *at < offset)
+    }
+
+    /// The next record of `records`, its length taken if it is known.
+    /// `cursor` (the first length not yet passed) moves with the walk,
+    /// whose offsets only grow.
+    pub fn next_record<'a>(
+        &self,
+        records: &mut Records<'a>,
+        cursor: &mut usize,
+    ) -> Option<rdblens_parser::Result<Record<'a>>> {
+        let here = records.offset();
+        while self.0.get(*cursor).is_some_and(|(at, _)| *at < here) {
+            *cursor += 1;
+        }
+        match self.0.get(*cursor) {
+            Some(&(at, len)) if at == here => records.next_known(len),
+            _ => records.next(),
+        }
+    }
+}
+
 /// Bytes of values per batch: big values travel in small batches.
 const BATCH_BYTES: usize = 4 << 20;
 
@@ -107,9 +153,9 @@ pub(crate) struct Walker<'a, 'w> {
     next_report: u64,
     out: WalkOutcome,
     done: bool,
-    /// Records whose lengths an earlier pass found, by offset, and the
-    /// first not yet passed: their values are not walked again.
-    known_lens: Vec<(u64, u64)>,
+    /// Records whose lengths an earlier pass found, and the first not yet
+    /// passed: their values are not walked again.
+    known: KnownLens,
     known_next: usize,
 }
 
@@ -136,21 +182,9 @@ impl<'a, 'w> Walker<'a, 'w> {
             next_report: PROGRESS_STEP,
             out: WalkOutcome::default(),
             done: false,
-            known_lens: Vec::new(),
+            known: KnownLens::default(),
             known_next: 0,
         }
-    }
-
-    /// The length of the record at `offset`, if an earlier pass found it
-    /// (offsets asked for only grow).
-    fn known_len(&mut self, offset: u64) -> Option<u64> {
-        let lens = &self.known_lens;
-        let mut i = self.known_next;
-        while lens.get(i).is_some_and(|(at, _)| *at < offset) {
-            i += 1;
-        }
-        self.known_next = i;
-        lens.get(i).filter(|(at, _)| *at == offset).map(|(_, len)| *len)
     }
 
     /// The next batch of entries the filter admits; `None` once the file
@@ -164,10 +198,7 @@ impl<'a, 'w> Walker<'a, 'w> {
         loop {
             // Kept in its Option until pushed: each rebinding was a memcpy.
             self.crc.ahead_of(self.records.offset() as usize);
-            let next = match self.known_len(self.records.offset()) {
-                Some(len) => self.records.next_known(len),
-                None => self.records.next(),
-            };
+            let next = self.known.next_record(&mut self.records, &mut self.known_next);
             let Some(record) = &next else {
                 self.done = true;
                 break;
@@ -295,10 +326,10 @@ impl<'a, 'w> SharedWalker<'a, 'w> {
     /// collection-heavy benchmark dump, three quarters of the file), and
     /// walking a giant hash's fields again only to find where it ends was
     /// serial work under the walker's lock.
-    pub fn knowing(mut self, known_lens: std::collections::BTreeMap<u64, u64>) -> Self {
+    pub fn knowing(mut self, known: KnownLens) -> Self {
         if let Ok((w, _)) = self.inner.get_mut() {
-            w.known_lens = known_lens.into_iter().collect();
-            w.known_next = 0;
+            w.known_next = known.cursor_at(w.records.offset());
+            w.known = known;
         }
         self
     }
@@ -325,7 +356,6 @@ impl<'a, 'w> SharedWalker<'a, 'w> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use std::collections::BTreeMap;
 
     /// Valkey 7.2's dump of every type, keys in databases 0, 1 and 15.
     pub(crate) fn all_types() -> Vec<u8> {
@@ -338,7 +368,7 @@ pub(crate) mod tests {
 
     /// The lengths of `rdb`'s records of 100 bytes or more, by offset (36
     /// of [`all_types`]'), as an earlier walk would find them.
-    pub(crate) fn long_record_lens(rdb: &Rdb<'_>) -> BTreeMap<u64, u64> {
+    pub(crate) fn long_record_lens(rdb: &Rdb<'_>) -> KnownLens {
         rdb.entries()
             .flatten()
             .filter(|e| e.record_len >= 100)
@@ -399,7 +429,7 @@ pub(crate) mod tests {
                 .flatten()
                 .find(|e| e.record_len >= 1000)
                 .expect("a big value"); // ok: unit test
-            let lens = BTreeMap::from([(big.offset, big.record_len)]);
+            let lens = KnownLens::from_iter([(big.offset, big.record_len)]);
             let value = big.value_offset as usize;
             (shapes(SharedWalker::over(&rdb, &opts, None)), (lens, value))
         };

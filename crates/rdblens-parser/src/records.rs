@@ -459,7 +459,7 @@ mod tests {
             let mut records = rdb.records_at(11, 0);
             records
                 .next_known(len)
-                .expect("a record")
+                .expect("a record") // ok: unit test
                 .map(drop)
                 .expect_err("a bad length") // ok: unit test
         };
