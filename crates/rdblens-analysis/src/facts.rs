@@ -108,6 +108,9 @@ pub(crate) struct Measure {
     /// Whether `all_int` matters (sets only): saves an integer parse per
     /// element of every other type.
     pub want_int: bool,
+    /// Blobs the target keeps as stored may be counted by their header
+    /// (`Estimator::counting_by_header`): no lengths, no `all_int`.
+    pub header_counts: bool,
 }
 
 impl Measure {
@@ -143,6 +146,12 @@ impl ValueVisitor for Measure {
     fn summary_only(&self) -> bool {
         true
     }
+    fn counts_by_header(&self) -> bool {
+        self.header_counts
+    }
+    fn header_suffices(&self, _node: &rdblens_parser::NodeInfo) -> bool {
+        self.header_counts
+    }
     fn summary(&mut self, summary: &BlobSummary) {
         if self.want_int && summary.elements > 0 {
             self.all_int = summary.all_int && (self.all_int || !self.seen_member);
@@ -174,7 +183,10 @@ pub fn key_facts<'k>(
     estimator: &Estimator<'_>,
     scratch: &mut Scratch,
 ) -> Result<KeyFacts<'k>> {
-    let mut measure = Measure::for_entry(entry);
+    let mut measure = Measure {
+        header_counts: estimator.counts_by_header(),
+        ..Measure::for_entry(entry)
+    };
     let estimate = estimator.estimate_with(entry, scratch, &mut measure)?;
     Ok(facts_of(entry, key, estimator.profile(), estimate, measure))
 }
@@ -188,7 +200,10 @@ pub(crate) fn key_facts_pair<'k>(
     other: &Estimator<'_>,
     scratch: &mut Scratch,
 ) -> Result<(KeyFacts<'k>, Estimate, Estimate)> {
-    let mut measure = Measure::for_entry(entry);
+    let mut measure = Measure {
+        header_counts: estimator.counts_by_header() && other.counts_by_header(),
+        ..Measure::for_entry(entry)
+    };
     let (mine, theirs) = estimator.estimate_pair_with(other, entry, scratch, &mut measure)?;
     let facts = facts_of(entry, key, estimator.profile(), mine, measure);
     Ok((facts, mine, theirs))

@@ -203,6 +203,7 @@ impl Worker {
             .get_or_insert_with(|| KeyStats::new(&p.settings).keeping(p.accumulators));
         let mut sums = Sums::default();
         batch_facts(
+            !p.accumulators.read_lengths(),
             &mut self.scratch,
             &mut self.key_buf,
             profile,

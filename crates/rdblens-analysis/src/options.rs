@@ -116,6 +116,16 @@ impl Accumulators {
         self.zip(o, |a, b| a || b)
     }
 
+    /// Whether a kept accumulator reads element lengths: the limit checks,
+    /// the rules (payload, longest element), and every list of key records
+    /// (each shows its key's longest element: the top lists, the coldest
+    /// and hottest keys, the naming examples). Without, the compact blobs
+    /// the target keeps as stored need no walk, only their header's count
+    /// (`Estimator::counting_by_header`).
+    pub fn read_lengths(&self) -> bool {
+        self.top || self.limits || self.rules || self.access || self.key_names
+    }
+
     /// Whether every accumulator is kept.
     pub fn is_all(&self) -> bool {
         *self == Accumulators::ALL

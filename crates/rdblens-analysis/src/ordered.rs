@@ -297,6 +297,8 @@ where
                         let mut bytes = Vec::new();
                         let mut sums = Sums::default();
                         batch_facts(
+                            // Every row has the longest element.
+                            false,
                             &mut scratch,
                             &mut key_buf,
                             profile,

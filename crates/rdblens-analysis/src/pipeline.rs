@@ -92,8 +92,11 @@ fn damage(e: &Error) -> Damage {
 /// that stopped its decoding, in batch order, estimated for `profile`.
 /// With `evidence`, also sums the allocator evidence over the batch's keys
 /// (every key: it is deferred only when no key filter is set).
+/// `header_counts`: count blobs the target keeps as stored by their header
+/// (`Estimator::counting_by_header`), when no accumulator reads lengths.
 #[allow(clippy::too_many_arguments)] // the hot loop's state, passed once per batch
 pub(crate) fn batch_facts(
+    header_counts: bool,
     scratch: &mut Scratch,
     key_buf: &mut Vec<u8>,
     profile: &Profile,
@@ -104,10 +107,10 @@ pub(crate) fn batch_facts(
     known: Option<&Known>,
     mut each: impl FnMut(Result<&KeyFacts<'_>, Damage>),
 ) {
-    let estimator = Estimator::new(profile);
+    let estimator = Estimator::new(profile).counting_by_header(header_counts);
     let q16 = profile.quantum == 16;
     let mut evidence = evidence.map(|(d, sums)| {
-        let other = Estimator::new(if q16 { &d.q8 } else { &d.q16 });
+        let other = Estimator::new(if q16 { &d.q8 } else { &d.q16 }).counting_by_header(header_counts);
         (d, sums, other)
     });
     for entry in entries(batch) {

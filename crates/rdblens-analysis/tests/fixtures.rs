@@ -357,3 +357,97 @@ fn a_huge_keyspace_stays_bounded_and_exact_where_it_matters() {
     );
     assert_eq!(whole.expiry.expiring_keys, n);
 }
+
+/// Sections that read no element length count the compact blobs the target
+/// keeps as stored by their headers (no walk, no LZF past the header): on
+/// every fixture, each figure they read is the one of a run that walks
+/// every blob. That counting happened shows in the one figure such a run
+/// does not read, the longest elements (never shown by those sections).
+#[test]
+fn blobs_counted_by_their_header_give_the_walked_figures() {
+    let lean = Accumulators {
+        ttl: true,
+        expiry: true,
+        prefixes: true,
+        slots: true,
+        ..Accumulators::NONE
+    };
+    assert!(!lean.read_lengths());
+    // The same, plus one accumulator that reads lengths: every blob walked.
+    let walked = Accumulators { limits: true, ..lean };
+    assert!(walked.read_lengths());
+    // The writer as target; smaller limits (stored blobs converted while
+    // loading); older and newer targets (ziplists and listpacks converted,
+    // set listpacks and field TTLs new or gone).
+    let small: Vec<(String, String)> = [
+        "hash-max-listpack-entries",
+        "zset-max-listpack-entries",
+        "set-max-listpack-entries",
+        "set-max-intset-entries",
+    ]
+    .iter()
+    .map(|name| (name.to_string(), "3".to_string()))
+    .collect();
+    let targets = [
+        (None, vec![]),
+        (None, small),
+        (Some("redis-6.2"), vec![]),
+        (Some("redis-7.0"), vec![]),
+        (Some("valkey-9.0"), vec![]),
+    ];
+    let mut counted_somewhere = 0;
+    for (path, (target, config)) in fixtures()
+        .iter()
+        .flat_map(|p| targets.iter().map(move |t| (p, t)))
+    {
+        let data = std::fs::read(path).unwrap();
+        let run = |accumulators| {
+            let opts = Options {
+                threads: 2,
+                batch_entries: 16,
+                accumulators,
+                profile: target.map(|t| rdblens_memory::Profile::parse_target(t).unwrap()),
+                config: config.clone(),
+                ..Options::default()
+            };
+            analyze_bytes(&data, "dump.rdb", &opts).map(|s| s.keys)
+        };
+        let name = format!("{} for {target:?} {config:?}", path.display());
+        let (a, b) = match (run(lean), run(walked)) {
+            (Ok(a), Ok(b)) => (a, b),
+            (Err(a), Err(b)) => {
+                assert_eq!(a.to_string(), b.to_string(), "{name}");
+                continue;
+            }
+            (a, b) => panic!("{name}: {:?} / {:?}", a.err(), b.err()),
+        };
+        assert_eq!(a.totals, b.totals, "{name}");
+        assert_eq!(a.databases, b.databases, "{name}");
+        assert_eq!(a.types, b.types, "{name}");
+        assert_eq!(a.encodings, b.encodings, "{name}");
+        assert_eq!(a.rdb_types, b.rdb_types, "{name}");
+        assert_eq!(a.elements, b.elements, "{name}");
+        assert_eq!(a.compression, b.compression, "{name}");
+        assert_eq!(a.empty, b.empty, "{name}");
+        assert_eq!((a.damaged_keys, &a.damage), (b.damaged_keys, &b.damage), "{name}");
+        assert_eq!(a.ttl, b.ttl, "{name}");
+        assert_eq!(a.expiry, b.expiry, "{name}");
+        assert_eq!(a.prefixes, b.prefixes, "{name}");
+        assert_eq!(a.slots, b.slots, "{name}");
+        for ((ta, va), (tb, vb)) in a.value_sizes.iter().zip(b.value_sizes.iter()) {
+            assert_eq!(
+                (ta, &va.memory, &va.length),
+                (tb, &vb.memory, &vb.length),
+                "{name}"
+            );
+            if va.largest_element != vb.largest_element {
+                counted_somewhere += 1;
+            }
+        }
+    }
+    eprintln!("COUNTED {counted_somewhere}");
+    assert!(
+        counted_somewhere >= 200,
+        "{counted_somewhere} types counted by header"
+    );
+}

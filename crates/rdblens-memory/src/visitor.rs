@@ -117,13 +117,7 @@ struct OpenNode {
 
 impl OpenNode {
     fn new(kind: NodeKind, blob: u64, lzf: Option<u64>, rules: &Rules, mode: ListMode) -> OpenNode {
-        // As `close_node` picks: a node kept as stored counts its blob.
-        let kept = mode == ListMode::Nodes
-            && if rules.listpack {
-                matches!(kind, NodeKind::Listpack | NodeKind::Plain)
-            } else {
-                kind == NodeKind::Ziplist
-            };
+        let kept = kept_as_stored(kind, rules, mode);
         OpenNode {
             kind,
             blob,
@@ -145,6 +139,17 @@ impl OpenNode {
             self.zl.push_packed(p);
         }
     }
+}
+
+/// Whether the target keeps a quicklist node of `kind` as stored, as
+/// `close_node` picks: it then counts the node's blob, not its elements.
+fn kept_as_stored(kind: NodeKind, rules: &Rules, mode: ListMode) -> bool {
+    mode == ListMode::Nodes
+        && if rules.listpack {
+            matches!(kind, NodeKind::Listpack | NodeKind::Plain)
+        } else {
+            kind == NodeKind::Ziplist
+        }
 }
 
 /// How list elements reach the target.
@@ -176,6 +181,9 @@ pub(crate) struct Collector<'r> {
     /// The blob announced by the last `node` is kept as stored: only its
     /// element count and longest element matter (see `keeps_blob`).
     summarize: bool,
+    /// Such a blob may be counted by its header alone, unwalked: the
+    /// caller reads no longest element (see `counting_by_header`).
+    header_counts: bool,
     pub facts: Facts,
 }
 
@@ -219,6 +227,7 @@ impl<'r> Collector<'r> {
             want_lpex: kind == TypeKind::Hash && rules.hash_ttl && rules.family == Family::Redis,
             want_list_alloc: !rules.quicklist,
             summarize: false,
+            header_counts: false,
             node: None,
             compression: (limits.list_compress_depth > 0)
                 .then(|| Compression::new(limits.list_compress_depth)),
@@ -230,6 +239,16 @@ impl<'r> Collector<'r> {
                 ..Facts::default()
             },
         }
+    }
+
+    /// With `on`, a blob the target keeps as stored is counted by its
+    /// header alone when its header gives the count: neither walked nor
+    /// decompressed past the header, so its longest element stays
+    /// unmeasured (0). The estimate is the same: the model reads only the
+    /// count and size of such a blob (the first arm of each estimator).
+    pub fn counting_by_header(mut self, on: bool) -> Self {
+        self.header_counts = on;
+        self
     }
 
     /// Closes the last open node; call after the visit.
@@ -536,6 +555,26 @@ impl ValueVisitor for Collector<'_> {
 
     fn summary_only(&self) -> bool {
         self.summarize
+    }
+
+    fn counts_by_header(&self) -> bool {
+        self.header_counts
+    }
+
+    fn header_suffices(&self, node: &NodeInfo) -> bool {
+        use ValueType::*;
+        // Whether `node` would set `summarize`.
+        self.header_counts
+            && match self.value_type {
+                ListQuicklist | ListQuicklist2 => {
+                    !self.want_zl
+                        && !self.want_list_alloc
+                        && kept_as_stored(node.kind, self.rules, self.list_mode)
+                }
+                ListZiplist | StreamListpacks | StreamListpacks2 | StreamListpacks3 | StreamListpacks4
+                | StreamListpacks5 => false,
+                _ => self.keeps_blob(node),
+            }
     }
 
     fn summary(&mut self, s: &BlobSummary) {

@@ -78,6 +78,58 @@ pub fn decompress_into<'o>(input: &[u8], len: usize, buf: &'o mut Vec<u8>) -> Re
     Ok(&buf[..len])
 }
 
+/// The longest prefix [`prefix`] decodes: a compact blob's header (a
+/// ziplist's is 10 bytes) with room to spare.
+pub const PREFIX_MAX: usize = 16;
+
+/// The first `want` (at most [`PREFIX_MAX`], at most `len`) bytes of the
+/// output, decoding no further than the token that reaches them: what a
+/// blob's header says, without decompressing the rest of it. `None` when the
+/// stream breaks before them (the full decoder then says how). Byte by byte:
+/// it runs once per blob, over a token or two.
+pub fn prefix(input: &[u8], len: usize, want: usize) -> Option<[u8; PREFIX_MAX]> {
+    let want = want.min(len);
+    if want > PREFIX_MAX || check_declared(input, len).is_err() {
+        return None;
+    }
+    let mut out = [0u8; PREFIX_MAX];
+    let (mut ip, mut op) = (0usize, 0usize);
+    while op < want {
+        let ctrl = *input.get(ip)? as usize;
+        ip += 1;
+        if ctrl < 32 {
+            let n = ctrl + 1;
+            let run = input.get(ip..ip + n)?;
+            if op + n > len {
+                return None;
+            }
+            for &b in run.iter().take(PREFIX_MAX - op) {
+                out[op] = b;
+                op += 1;
+            }
+            ip += n;
+        } else {
+            let mut n = ctrl >> 5;
+            if n == 7 {
+                n += *input.get(ip)? as usize;
+                ip += 1;
+            }
+            let dist = ((ctrl & 0x1f) << 8) + *input.get(ip)? as usize + 1;
+            ip += 1;
+            n += 2;
+            if dist > op || op + n > len {
+                return None;
+            }
+            // Byte by byte: the source may overlap what this copy writes.
+            for _ in 0..n.min(PREFIX_MAX - op) {
+                out[op] = out[op - dist];
+                op += 1;
+            }
+        }
+    }
+    Some(out)
+}
+
 /// Step between 16-byte stores of a repeating pattern of period `dist`
 /// (`dist < 8`): the largest multiple of `dist` that is at most 16.
 const PATTERN_STEP: [usize; 8] = [0, 16, 16, 15, 16, 15, 12, 14];
@@ -190,6 +242,24 @@ fn decode(input: &[u8], len: usize, out: &mut [u8]) -> Result<usize, String> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn prefix_stops_at_the_bytes_asked_for() {
+        // "abc" literal, then a back reference of 6 bytes at distance 3.
+        let input = [2, b'a', b'b', b'c', (4 << 5), 2];
+        let head = prefix(&input, 9, 5).unwrap(); // ok: unit test
+        assert_eq!(&head[..5], b"abcab");
+        // Asked for more than the output holds: the whole output.
+        let head = prefix(&input, 9, PREFIX_MAX).unwrap(); // ok: unit test
+        assert_eq!(&head[..9], b"abcabcabc");
+        // Never past the token that reaches the bytes: a broken tail is not read.
+        assert!(prefix(&[2, b'a', b'b', b'c', 0xff], 9, 3).is_some());
+        assert!(prefix(&[2, b'a', b'b', b'c', 0xff], 9, 4).is_none());
+        // A reference before the start, a run past the input, an impossible length.
+        assert!(prefix(&[(1 << 5), 0], 3, 1).is_none());
+        assert!(prefix(&[5, b'a'], 6, 1).is_none());
+        assert!(prefix(&[0, b'a'], 1000, 1).is_none());
+    }
 
     #[test]
     fn literal_and_overlapping_reference() {
@@ -380,6 +450,12 @@ mod tests {
             let (stream, expected) = encode(&ops);
             let mut buf = Vec::new();
             check(&stream, &expected, &mut buf);
+            // Any prefix is the full output's.
+            for want in [1, 6, 10, PREFIX_MAX] {
+                let n = want.min(expected.len());
+                let head = prefix(&stream, expected.len(), want);
+                prop_assert_eq!(head.map(|h| h[..n].to_vec()), Some(expected[..n].to_vec()));
+            }
         }
 
         #[test]

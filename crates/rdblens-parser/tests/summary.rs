@@ -212,3 +212,125 @@ fn summaries_fail_as_elements_do_on_damaged_blobs() {
         "{compared} compared, {errors} errors"
     );
 }
+
+/// Counts every blob whose header gives its count by that header alone.
+#[derive(Default)]
+struct HeaderCounted {
+    stats: ValueStats,
+}
+
+impl ValueVisitor for HeaderCounted {
+    fn string(&mut self, v: RdbString<'_>) {
+        self.stats.string(v)
+    }
+    fn node(&mut self, n: &NodeInfo) {
+        self.stats.node(n)
+    }
+    fn member(&mut self, m: Element<'_>) {
+        self.stats.member(m)
+    }
+    fn scored(&mut self, m: Element<'_>, s: f64) {
+        self.stats.scored(m, s)
+    }
+    fn field(&mut self, f: Element<'_>, v: Element<'_>, e: Option<i64>) {
+        self.stats.field(f, v, e)
+    }
+    fn stream(&mut self, s: &StreamValue<'_>) {
+        self.stats.stream(s)
+    }
+    fn stream_entry(&mut self, id: StreamId, pairs: &[(Element<'_>, Element<'_>)]) {
+        self.stats.stream_entry(id, pairs)
+    }
+    fn module(&mut self, m: &ModuleValue<'_>) {
+        self.stats.module(m)
+    }
+    fn array_item(&mut self, i: u64, item: ArrayItem<'_>) {
+        self.stats.array_item(i, item)
+    }
+    fn summary_only(&self) -> bool {
+        true
+    }
+    fn summary(&mut self, s: &BlobSummary) {
+        self.stats.summary(s)
+    }
+    fn counts_by_header(&self) -> bool {
+        true
+    }
+    fn header_suffices(&self, _node: &NodeInfo) -> bool {
+        true
+    }
+}
+
+/// A blob counted by its header gives the walk's count, node and sizes (all
+/// but the element lengths) on every fixture; values with no blob, or whose
+/// blobs the header does not count (zipmaps, field TTLs, flat ziplist
+/// lists, plain nodes), come out whole.
+#[test]
+fn header_counts_match_the_walk_on_every_fixture() {
+    let (mut differ, mut entries) = (0, 0);
+    for path in common::fixture_files() {
+        let data = std::fs::read(&path).unwrap();
+        let rdb = Rdb::new(&data).unwrap();
+        for e in rdb.entries() {
+            let e = e.unwrap();
+            entries += 1;
+            let mut sum = Summed::default();
+            e.visit(&mut sum).unwrap();
+            let mut head = HeaderCounted::default();
+            e.visit(&mut head).unwrap();
+            let at = format!("{}: {:?} ({:?})", path.display(), e.key_bytes(), e.value_type);
+            let lengths = |s: ValueStats| ValueStats {
+                max_element_len: 0,
+                payload_bytes: 0,
+                ..s
+            };
+            assert_eq!(lengths(head.stats), lengths(sum.stats), "{at}");
+            if head.stats != sum.stats {
+                differ += 1;
+                // Only the lengths of what was counted are missing.
+                assert!(head.stats.payload_bytes < sum.stats.payload_bytes, "{at}");
+            }
+        }
+    }
+    assert!(
+        entries > 1000 && differ > 300,
+        "{entries} entries, {differ} counted"
+    );
+}
+
+/// Counting by the header reads an LZF blob no further than its header, as
+/// a server loading it without deep sanitization checks it: a blob whose
+/// end is damaged is counted, and only a walk finds the damage.
+#[test]
+fn a_blob_counted_by_its_header_is_not_decompressed_past_it() {
+    let path = common::fixtures_dir().join("redis-7.0.15/all-types.rdb");
+    let data = std::fs::read(&path).unwrap();
+    let rdb = Rdb::new(&data).unwrap();
+    let mut damaged = 0;
+    for e in rdb.entries() {
+        let e = e.unwrap();
+        let mut sum = Summed::default();
+        e.visit(&mut sum).unwrap();
+        let one_blob = matches!(e.value_type, ValueType::HashListpack | ValueType::ZSetListpack);
+        if !one_blob || sum.stats.lzf_stored_bytes == 0 {
+            continue;
+        }
+        // The last byte of the value is the blob's last LZF byte.
+        let end = e.value_offset as usize + e.value.len() - 1;
+        let mut bad = data.clone();
+        bad[end] ^= 0xff;
+        let rdb = Rdb::new(&bad).unwrap();
+        let e = rdb
+            .entries()
+            .map(|e| e.unwrap())
+            .find(|b| b.value_offset == e.value_offset)
+            .unwrap();
+        let walked = e.visit(&mut Summed::default()).map_err(|e| e.to_string());
+        assert!(walked.is_err(), "{:?}", e.key_bytes());
+        let mut head = HeaderCounted::default();
+        e.visit(&mut head).unwrap();
+        assert_eq!(head.stats.elements, sum.stats.elements);
+        damaged += 1;
+    }
+    assert!(damaged >= 3, "{damaged} compressed blobs");
+}

@@ -45,6 +45,19 @@ impl<'b> Intset<'b> {
         Ok(Intset { bytes, width, len })
     }
 
+    /// As [`crate::Listpack::count_in_header`]: the member count of a
+    /// `total`-byte intset from its first 8 bytes, with the checks of
+    /// [`Intset::new`] (width, and a count that fills the blob) but the
+    /// order of the members.
+    pub fn count_in_header(head: &[u8], total: usize) -> Option<u32> {
+        if head.len() < 8 {
+            return None;
+        }
+        let width = le_u32(head, 0) as u64;
+        let len = le_u32(head, 4);
+        (matches!(width, 2 | 4 | 8) && u64::from(len) * width + 8 == total as u64).then_some(len)
+    }
+
     /// Number of members, from the header (checked against the blob size).
     pub fn len(&self) -> usize {
         self.len

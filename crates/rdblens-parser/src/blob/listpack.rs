@@ -41,6 +41,19 @@ impl<'b> Listpack<'b> {
         Ok(Listpack { bytes })
     }
 
+    /// The element count the header of a `total`-byte listpack gives, read
+    /// from its first bytes `head` alone: `None` when the head is short, the
+    /// size field disagrees with `total` or the count is "count by walking".
+    /// The checks a server makes on load without deep sanitization, but the
+    /// end marker (for a compressed blob, it is where decompression ends).
+    pub fn count_in_header(head: &[u8], total: usize) -> Option<u16> {
+        if total < HEADER + 1 || head.len() < HEADER || le_u32(head, 0) as usize != total {
+            return None;
+        }
+        let n = le_u16(head, 4);
+        (n != UNKNOWN_COUNT).then_some(n)
+    }
+
     /// The whole blob, header and end marker included.
     pub fn bytes(&self) -> &'b [u8] {
         self.bytes

@@ -44,6 +44,19 @@ impl<'b> Ziplist<'b> {
         Ok(Ziplist { bytes })
     }
 
+    /// As [`crate::Listpack::count_in_header`]: the entry count of a
+    /// `total`-byte ziplist from its first bytes, size and tail offset checked.
+    pub fn count_in_header(head: &[u8], total: usize) -> Option<u16> {
+        if total < HEADER + 1 || head.len() < HEADER || le_u32(head, 0) as usize != total {
+            return None;
+        }
+        if le_u32(head, 4) as usize >= total {
+            return None;
+        }
+        let n = le_u16(head, 8);
+        (n != u16::MAX).then_some(n)
+    }
+
     /// The whole blob, header and end marker included.
     pub fn bytes(&self) -> &'b [u8] {
         self.bytes

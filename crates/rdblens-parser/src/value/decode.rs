@@ -125,9 +125,61 @@ impl<'a, V: ValueVisitor> Structure<'a> for Decoder<'a, '_, V> {
     }
 
     fn blob(&mut self, role: BlobRole, s: RdbString<'a>) -> Result<()> {
+        if self.visitor.counts_by_header() {
+            if let Some((info, groups)) = header_of(role, &s) {
+                if self.visitor.header_suffices(&info) {
+                    self.visitor.node(&info);
+                    self.visitor.summary(&BlobSummary {
+                        elements: groups,
+                        all_int: role == BlobRole::SetIntset,
+                        ..BlobSummary::default()
+                    });
+                    return Ok(());
+                }
+            }
+        }
         let bytes = s.bytes_in(&mut self.scratch.blob, string_offset(self.file, &s))?;
         open_blob(role, &s, bytes, self.visitor).map_err(|e| blob_error(self.file, &s, e))
     }
+}
+
+/// A compact blob's node and its groups (members, pairs, list elements)
+/// from its header alone (see [`ValueVisitor::header_suffices`]): an LZF
+/// blob is decompressed no further than the header. `None` for roles whose
+/// groups the header does not give (zipmaps, hashes with field TTLs, plain
+/// nodes, flat ziplist lists), for a count left to walking, and for a
+/// header that does not check: the full walk then names the fault.
+fn header_of(role: BlobRole, s: &RdbString<'_>) -> Option<(NodeInfo, u64)> {
+    use BlobRole::*;
+    // Ziplists have the longest header.
+    const HEAD: usize = 10;
+    let buf;
+    let (head, total, ends) = match *s {
+        RdbString::Raw(b) => (b, b.len(), b.last() == Some(&0xff)),
+        // Where the decompression would end is not looked at.
+        RdbString::Lzf { compressed, len } => {
+            buf = crate::lzf::prefix(compressed, len, HEAD)?;
+            (&buf[..HEAD.min(len)], len, true)
+        }
+        RdbString::Int(_) => return None,
+    };
+    let (kind, count) = match role {
+        SetIntset => (NodeKind::Intset, u64::from(Intset::count_in_header(head, total)?)),
+        SetListpack | ZSetListpack | HashListpack | QuicklistListpack if ends => (
+            NodeKind::Listpack,
+            u64::from(Listpack::count_in_header(head, total)?),
+        ),
+        ZSetZiplist | HashZiplist | QuicklistZiplist if ends => (
+            NodeKind::Ziplist,
+            u64::from(Ziplist::count_in_header(head, total)?),
+        ),
+        _ => return None,
+    };
+    let groups = match role {
+        ZSetListpack | HashListpack | ZSetZiplist | HashZiplist => (count % 2 == 0).then_some(count / 2)?,
+        _ => count,
+    };
+    Some((node_info(kind, s, total, Some(count)), groups))
 }
 
 fn node_info(kind: NodeKind, s: &RdbString<'_>, len: usize, header_count: Option<u64>) -> NodeInfo {

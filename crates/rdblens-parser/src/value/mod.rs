@@ -107,6 +107,23 @@ pub trait ValueVisitor {
     }
     /// The elements of the blob announced by the last `node`, summed.
     fn summary(&mut self, _summary: &BlobSummary) {}
+    /// Whether this visitor may count some compact blobs by their header
+    /// alone ([`ValueVisitor::header_suffices`]); only then does the
+    /// decoder read a blob's header ahead of its walk.
+    fn counts_by_header(&self) -> bool {
+        false
+    }
+    /// Asked, when [`ValueVisitor::counts_by_header`], before
+    /// [`ValueVisitor::node`] for a listpack, ziplist or intset whose
+    /// header gives its element count: `true` skips the walk of its
+    /// elements and its LZF decompression past the header. `node` then
+    /// comes with a [`BlobSummary`] of the count alone (no lengths;
+    /// `all_int` true only for intsets). The header is checked as a server
+    /// loading the blob without deep sanitization checks it (size and
+    /// count), not entry by entry.
+    fn header_suffices(&self, _node: &NodeInfo) -> bool {
+        false
+    }
 }
 
 /// Two visitors fed by one decoding pass (so a value is never decoded twice).
@@ -159,5 +176,11 @@ impl<A: ValueVisitor, B: ValueVisitor> ValueVisitor for Tee<'_, A, B> {
     fn summary(&mut self, summary: &BlobSummary) {
         self.0.summary(summary);
         self.1.summary(summary);
+    }
+    fn counts_by_header(&self) -> bool {
+        self.0.counts_by_header() && self.1.counts_by_header()
+    }
+    fn header_suffices(&self, node: &NodeInfo) -> bool {
+        self.0.header_suffices(node) && self.1.header_suffices(node)
     }
 }
