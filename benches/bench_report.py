@@ -8,6 +8,7 @@ that a change of machine load hits every command alike:
 - the `rdb` crate's command-line tool, parse only (`rdb --format nil DUMP`);
 - `rdblens report` (every section, JSON) at 1 and at 2 threads;
 - `rdblens keys` (CSV);
+- with `--section S` (repeatable), a 2-thread report of those sections;
 
 and prints, per dump, the median wall time, CPU seconds, MB/s and peak
 anonymous memory of each, then the ratios the performance issue asks for:
@@ -98,7 +99,7 @@ def load():
     return "%.2f %.2f %.2f" % os.getloadavg()
 
 
-def cases_for(dump, builds, rdb):
+def cases_for(dump, builds, rdb, sections):
     out = []
     if rdb:
         out.append(("rdb crate: `rdb --format nil`", [rdb, "--format", "nil", dump]))
@@ -108,6 +109,10 @@ def cases_for(dump, builds, rdb):
             (f"{label}report, 2 threads", [exe, "report", dump, "--threads", "2", "--format", "json", "-o", "/dev/null", "-q"]),
             (f"{label}keys --format csv", [exe, "keys", dump, "--format", "csv", "-q"]),
         ]
+        for sec in sections:
+            out.append((f"{label}report --section {sec}, 2 threads",
+                        [exe, "report", dump, "--threads", "2", "--format", "json", "--section", sec,
+                         "-o", "/dev/null", "-q"]))
     return out
 
 
@@ -122,6 +127,8 @@ def main():
                     help="also measure memory on this dump (one giant value: benches/gen_giants.py)")
     ap.add_argument("--cold", action="store_true", help="add a cold-cache 2-thread report per dump")
     ap.add_argument("--parse-bench", action="store_true", help="also run parse-bench on each dump")
+    ap.add_argument("--section", action="append", default=[],
+                    help="also a 2-thread report of these sections (repeatable, e.g. ttl or ttl,expiry)")
     args = ap.parse_args()
     exes = args.rdblens or [os.path.join(BIN, "rdblens")]
     builds = [("" if len(exes) == 1 else f"[{i}] ", exe) for i, exe in enumerate(exes)]
@@ -132,7 +139,7 @@ def main():
     for dump in args.dumps:
         size = os.path.getsize(dump)
         mb = size / 1e6
-        cases = cases_for(dump, builds, args.rdb)
+        cases = cases_for(dump, builds, args.rdb, args.section)
         warm(dump)
         samples = {name: [] for name, _ in cases}
         for _ in range(args.runs):
@@ -149,7 +156,7 @@ def main():
             wall, cpu, anon, total = m
             print(f"| {name} | {wall:.2f} | {cpu:.2f} | {mb / wall:.0f} | {anon / 1024:.0f} | {total / 1024:.0f} |")
         if args.cold:
-            name, cmd = cases[-2]
+            name, cmd = next(c for c in cases if c[0].endswith("report, 2 threads"))
             wall, cpu, anon, total = run(cmd, cold=dump)
             print(f"| {name}, cold cache | {wall:.2f} | {cpu:.2f} | {mb / wall:.0f} | {anon / 1024:.0f} | {total / 1024:.0f} |")
             warm(dump)

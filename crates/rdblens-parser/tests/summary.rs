@@ -40,12 +40,24 @@ impl ValueVisitor for PerElement {
     }
 }
 
-/// Takes summaries, counting them, and records whether all members were integers.
+/// Takes summaries, counting them, and records whether all members were
+/// integers; with `by_header`, counts every blob whose header gives its
+/// count by that header alone.
 #[derive(Default)]
 struct Summed {
     stats: ValueStats,
     summaries: u64,
     all_int: Vec<bool>,
+    by_header: bool,
+}
+
+impl Summed {
+    fn by_header() -> Self {
+        Summed {
+            by_header: true,
+            ..Summed::default()
+        }
+    }
 }
 
 impl ValueVisitor for Summed {
@@ -83,6 +95,12 @@ impl ValueVisitor for Summed {
         self.summaries += 1;
         self.all_int.push(s.all_int);
         self.stats.summary(s)
+    }
+    fn counts_by_header(&self) -> bool {
+        self.by_header
+    }
+    fn header_suffices(&self, _node: &NodeInfo) -> bool {
+        self.by_header
     }
 }
 
@@ -213,54 +231,6 @@ fn summaries_fail_as_elements_do_on_damaged_blobs() {
     );
 }
 
-/// Counts every blob whose header gives its count by that header alone.
-#[derive(Default)]
-struct HeaderCounted {
-    stats: ValueStats,
-}
-
-impl ValueVisitor for HeaderCounted {
-    fn string(&mut self, v: RdbString<'_>) {
-        self.stats.string(v)
-    }
-    fn node(&mut self, n: &NodeInfo) {
-        self.stats.node(n)
-    }
-    fn member(&mut self, m: Element<'_>) {
-        self.stats.member(m)
-    }
-    fn scored(&mut self, m: Element<'_>, s: f64) {
-        self.stats.scored(m, s)
-    }
-    fn field(&mut self, f: Element<'_>, v: Element<'_>, e: Option<i64>) {
-        self.stats.field(f, v, e)
-    }
-    fn stream(&mut self, s: &StreamValue<'_>) {
-        self.stats.stream(s)
-    }
-    fn stream_entry(&mut self, id: StreamId, pairs: &[(Element<'_>, Element<'_>)]) {
-        self.stats.stream_entry(id, pairs)
-    }
-    fn module(&mut self, m: &ModuleValue<'_>) {
-        self.stats.module(m)
-    }
-    fn array_item(&mut self, i: u64, item: ArrayItem<'_>) {
-        self.stats.array_item(i, item)
-    }
-    fn summary_only(&self) -> bool {
-        true
-    }
-    fn summary(&mut self, s: &BlobSummary) {
-        self.stats.summary(s)
-    }
-    fn counts_by_header(&self) -> bool {
-        true
-    }
-    fn header_suffices(&self, _node: &NodeInfo) -> bool {
-        true
-    }
-}
-
 /// A blob counted by its header gives the walk's count, node and sizes (all
 /// but the element lengths) on every fixture; values with no blob, or whose
 /// blobs the header does not count (zipmaps, field TTLs, flat ziplist
@@ -276,7 +246,7 @@ fn header_counts_match_the_walk_on_every_fixture() {
             entries += 1;
             let mut sum = Summed::default();
             e.visit(&mut sum).unwrap();
-            let mut head = HeaderCounted::default();
+            let mut head = Summed::by_header();
             e.visit(&mut head).unwrap();
             let at = format!("{}: {:?} ({:?})", path.display(), e.key_bytes(), e.value_type);
             let lengths = |s: ValueStats| ValueStats {
@@ -327,7 +297,7 @@ fn a_blob_counted_by_its_header_is_not_decompressed_past_it() {
             .unwrap();
         let walked = e.visit(&mut Summed::default()).map_err(|e| e.to_string());
         assert!(walked.is_err(), "{:?}", e.key_bytes());
-        let mut head = HeaderCounted::default();
+        let mut head = Summed::by_header();
         e.visit(&mut head).unwrap();
         assert_eq!(head.stats.elements, sum.stats.elements);
         damaged += 1;

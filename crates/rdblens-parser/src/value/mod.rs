@@ -101,7 +101,8 @@ pub trait ValueVisitor {
     /// intset: `true` hands its elements over as one [`BlobSummary`] instead
     /// of a call per element. The decoder still walks and checks every
     /// element; it only skips the calls (most of the cost of a compact
-    /// value whose elements the visitor would merely count).
+    /// value whose elements the visitor would merely count). Skipping the
+    /// walk too is [`ValueVisitor::header_suffices`].
     fn summary_only(&self) -> bool {
         false
     }
