@@ -219,6 +219,12 @@ fn summaries_fail_as_elements_do_on_damaged_blobs() {
                         compared += 1;
                         errors += usize::from(a.is_err());
                         assert_eq!(a, b, "{name}: byte {at} ^ {flip:#x}");
+                        // Counted by header: no panic, and where the walk
+                        // passes, its count (the walk checks the header's).
+                        let mut head = Summed::by_header();
+                        if let (Ok(a), Ok(())) = (&a, e.visit(&mut head)) {
+                            assert_eq!(head.stats.elements, a.elements, "{name}: byte {at} ^ {flip:#x}");
+                        }
                         break;
                     }
                 }
