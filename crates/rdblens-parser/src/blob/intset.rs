@@ -45,7 +45,7 @@ impl<'b> Intset<'b> {
         Ok(Intset { bytes, width, len })
     }
 
-    /// As [`crate::Listpack::count_in_header`]: the member count of a
+    /// As [`super::Listpack::count_in_header`]: the member count of a
     /// `total`-byte intset from its first 8 bytes, with the checks of
     /// [`Intset::new`] (width, and a count that fills the blob) but the
     /// order of the members.

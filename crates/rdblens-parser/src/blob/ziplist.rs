@@ -44,7 +44,7 @@ impl<'b> Ziplist<'b> {
         Ok(Ziplist { bytes })
     }
 
-    /// As [`crate::Listpack::count_in_header`]: the entry count of a
+    /// As [`super::Listpack::count_in_header`]: the entry count of a
     /// `total`-byte ziplist from its first bytes, size and tail offset checked.
     pub fn count_in_header(head: &[u8], total: usize) -> Option<u16> {
         if total < HEADER + 1 || head.len() < HEADER || le_u32(head, 0) as usize != total {
