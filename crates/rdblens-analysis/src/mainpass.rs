@@ -17,10 +17,9 @@
 //! decoded), and only those, each parsed again where the main pass found
 //! it ([`crate::spans`]; the kept values' lengths taken, not walked). A
 //! deferred batch costs a second parse of its records; one folded for the
-//! loser costs a second decoding (on the
-//! collection-heavy benchmark dump the lean wandered for a quarter of the
-//! file, and folding each batch for the closer build meant decoding 223
-//! of its 1,495 batches twice).
+//! loser costs a second decoding (on the collection-heavy benchmark dump
+//! the lean wandered for a quarter of the file, and folding each batch for
+//! the closer build meant decoding 223 of its 1,495 batches twice).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

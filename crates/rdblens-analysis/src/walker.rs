@@ -422,7 +422,7 @@ pub(crate) mod tests {
     fn a_known_length_is_not_walked_again() {
         let mut data = all_types();
         let opts = crate::options::Options::default();
-        let (plain, lens) = {
+        let (plain, lens, value) = {
             let rdb = Rdb::new(&data).expect("rdb"); // ok: unit test
             let big = rdb
                 .entries()
@@ -431,9 +431,8 @@ pub(crate) mod tests {
                 .expect("a big value"); // ok: unit test
             let lens = KnownLens::from_iter([(big.offset, big.record_len)]);
             let value = big.value_offset as usize;
-            (shapes(SharedWalker::over(&rdb, &opts, None)), (lens, value))
+            (shapes(SharedWalker::over(&rdb, &opts, None)), lens, value)
         };
-        let (lens, value) = lens;
         data[value] = 0;
         let rdb = Rdb::new(&data).expect("rdb"); // ok: unit test
         let knowing = shapes(SharedWalker::over(&rdb, &opts, None).knowing(lens));

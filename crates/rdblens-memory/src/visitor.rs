@@ -420,6 +420,25 @@ impl<'r> Collector<'r> {
         }
     }
 
+    /// Whether the blob `node` announces matters by its element count (and
+    /// longest element) alone: a quicklist node kept as stored, on a target
+    /// with quicklists, or a whole-value blob the target keeps
+    /// (`keeps_blob`). `node` sets `summarize` from it; counted by header,
+    /// such a blob is not walked at all.
+    fn counts_only(&self, node: &NodeInfo) -> bool {
+        use ValueType::*;
+        match self.value_type {
+            ListQuicklist | ListQuicklist2 => {
+                !self.want_zl
+                    && !self.want_list_alloc
+                    && kept_as_stored(node.kind, self.rules, self.list_mode)
+            }
+            ListZiplist | StreamListpacks | StreamListpacks2 | StreamListpacks3 | StreamListpacks4
+            | StreamListpacks5 => false,
+            _ => self.keeps_blob(node),
+        }
+    }
+
     // ---- sets and sorted sets ---------------------------------------------
 
     fn set_member(&mut self, e: Element<'_>) {
@@ -514,16 +533,13 @@ impl ValueVisitor for Collector<'_> {
         match self.value_type {
             ListQuicklist | ListQuicklist2 => {
                 self.open_list_node(node);
-                // A node kept as stored needs only its element count.
-                self.summarize = !self.want_zl
-                    && !self.want_list_alloc
-                    && self.node.is_some_and(|n| !n.want_lp && !n.want_zl);
+                self.summarize = self.counts_only(node);
             }
             ListZiplist | StreamListpacks | StreamListpacks2 | StreamListpacks3 | StreamListpacks4
             | StreamListpacks5 => {}
             _ => {
                 self.facts.blob = Some((node.kind, node.len as u64));
-                self.summarize = self.keeps_blob(node);
+                self.summarize = self.counts_only(node);
                 if self.value_type.kind() == TypeKind::ZSet && self.facts.count == 0 {
                     // A stored blob of the target's compact encoding is kept
                     // as is (`model::zset::compact_bytes`).
@@ -562,19 +578,7 @@ impl ValueVisitor for Collector<'_> {
     }
 
     fn header_suffices(&self, node: &NodeInfo) -> bool {
-        use ValueType::*;
-        // Whether `node` would set `summarize`.
-        self.header_counts
-            && match self.value_type {
-                ListQuicklist | ListQuicklist2 => {
-                    !self.want_zl
-                        && !self.want_list_alloc
-                        && kept_as_stored(node.kind, self.rules, self.list_mode)
-                }
-                ListZiplist | StreamListpacks | StreamListpacks2 | StreamListpacks3 | StreamListpacks4
-                | StreamListpacks5 => false,
-                _ => self.keeps_blob(node),
-            }
+        self.header_counts && self.counts_only(node)
     }
 
     fn summary(&mut self, s: &BlobSummary) {
