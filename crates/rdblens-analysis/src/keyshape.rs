@@ -118,4 +118,28 @@ mod tests {
         assert_eq!(KeyShape::of(b"user:1", b':').namespace(b"user:1"), b"user");
         assert_eq!(KeyShape::of(b"plain", b':').namespace(b"plain"), b"plain");
     }
+
+    /// Every byte value at every place of a key.
+    #[test]
+    fn every_byte_is_classed_wherever_it_is() {
+        for b in 0..=255u8 {
+            for at in 0..40 {
+                let mut key = vec![b'a'; 40];
+                key[at] = b;
+                let s = KeyShape::of(&key, b':');
+                assert_eq!(s.has_bad_chars(), bad_char(b), "byte {b:#04x} at {at}");
+                assert_eq!(s.has_braces(), b == b'{' || b == b'}', "byte {b:#04x} at {at}");
+                assert_eq!(s.is_ascii(), b < 0x80, "byte {b:#04x} at {at}");
+                assert_eq!(
+                    s.first_separator,
+                    (b == b':').then_some(at),
+                    "byte {b:#04x} at {at}"
+                );
+            }
+        }
+        let named = b" \"'\\*?[]()\x7f";
+        for b in 0..=255u8 {
+            assert_eq!(bad_char(b), b < 0x20 || named.contains(&b), "byte {b:#04x}");
+        }
+    }
 }

@@ -107,7 +107,7 @@ const SORTED_INSERT_MAX: usize = 256;
 ///
 /// `keys` is complete and sorted once [`TopKeys::finish`] (or a merge) has
 /// run after the last `add`: with a large N, `add` buffers.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TopKeys {
     /// What the list ranks by.
     pub metric: Metric,
@@ -118,19 +118,39 @@ pub struct TopKeys {
     /// Admitted, not yet sorted into `keys` (only when `n` > [`SORTED_INSERT_MAX`]).
     #[serde(skip)]
     pending: Vec<KeyRecord>,
+    /// A metric below this never enters: the last kept key's, once the list
+    /// is full (0 before, and after deserializing). One comparison turns
+    /// away nearly every key; the whole rank was compared for each of the
+    /// six lists a key meets (2.7 % of a report's instructions on prod-1g).
+    #[serde(skip)]
+    floor: u64,
 }
 
-/// Sort order: larger metric first, then smaller (db, key).
-fn rank(metric: Metric, r: &KeyRecord) -> (std::cmp::Reverse<u64>, u64, &[u8]) {
-    let v = match metric {
+/// Equal lists hold the same keys; the floor is a cache.
+impl PartialEq for TopKeys {
+    fn eq(&self, other: &Self) -> bool {
+        (self.metric, self.n, &self.keys, &self.pending)
+            == (other.metric, other.n, &other.keys, &other.pending)
+    }
+}
+
+impl Eq for TopKeys {}
+
+/// A record's value of `metric` (what `Metric::of` gives for its facts).
+fn value(metric: Metric, r: &KeyRecord) -> u64 {
+    match metric {
         Metric::Memory => r.memory,
         Metric::Serialized => r.serialized_bytes,
         Metric::Elements => r.elements,
         Metric::Idle => r.idle_seconds.unwrap_or(0),
         Metric::Freq => u64::from(r.lfu_freq.unwrap_or(0)),
         Metric::KeyOrder => 0,
-    };
-    (std::cmp::Reverse(v), r.db, r.key.as_bytes())
+    }
+}
+
+/// Sort order: larger metric first, then smaller (db, key).
+fn rank(metric: Metric, r: &KeyRecord) -> (std::cmp::Reverse<u64>, u64, &[u8]) {
+    (std::cmp::Reverse(value(metric, r)), r.db, r.key.as_bytes())
 }
 
 impl TopKeys {
@@ -141,6 +161,7 @@ impl TopKeys {
             n,
             keys: Vec::new(),
             pending: Vec::new(),
+            floor: 0,
         }
     }
 
@@ -154,11 +175,21 @@ impl TopKeys {
         self.keys
             .sort_unstable_by(|a, b| (rank(metric, a), a).cmp(&(rank(metric, b), b)));
         self.keys.truncate(self.n);
+        self.raise_floor();
+    }
+
+    /// Sets [`Self::floor`] from the kept keys. The last kept key's metric
+    /// only grows while keys are added, so a floor is never too high.
+    fn raise_floor(&mut self) {
+        if let Some(last) = self.keys.get(self.n.wrapping_sub(1)) {
+            self.floor = value(self.metric, last);
+        }
     }
 
     /// Whether a key with value `v` (and this db/key) would enter the list.
+    #[inline]
     fn admits(&self, v: u64, db: u64, key: &[u8]) -> bool {
-        if self.n == 0 {
+        if v < self.floor || self.n == 0 {
             return false;
         }
         match self.keys.get(self.n - 1) {
@@ -191,6 +222,7 @@ impl TopKeys {
             .partition_point(|k| (rank(metric, k), k) < (rank(metric, &r), &r));
         self.keys.insert(pos, r);
         self.keys.truncate(self.n);
+        self.raise_floor();
     }
 }
 
@@ -367,5 +399,35 @@ impl<T: Ord> TopBy<T> {
         self.pending.append(&mut other.pending);
         self.finish();
         self.items.truncate(self.n);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Keys whose memory ties in sevens, added in a scrambled order, in two
+    /// halves merged: every list holds the first `n` of a full sort (ties by
+    /// key), whatever the floor turned away.
+    #[test]
+    fn a_list_holds_the_first_keys_of_a_full_sort() {
+        let names: Vec<String> = (0..2000u64)
+            .map(|i| format!("k{:05}", (i * 7919) % 2000))
+            .collect();
+        fn facts(name: &str) -> KeyFacts<'_> {
+            let memory = name.len() as u64 + u64::from(name.as_bytes()[5] % 7);
+            KeyFacts::synthetic(name.as_bytes(), None, memory)
+        }
+        let mut sorted: Vec<KeyRecord> = names.iter().map(|n| KeyRecord::from_facts(&facts(n))).collect();
+        sorted.sort_by(|a, b| (rank(Metric::Memory, a), a).cmp(&(rank(Metric::Memory, b), b)));
+        for n in [0, 1, 5, 256, 300, 2500] {
+            let (mut left, mut right) = (TopKeys::new(Metric::Memory, n), TopKeys::new(Metric::Memory, n));
+            for (i, name) in names.iter().enumerate() {
+                let list = if i % 3 == 0 { &mut right } else { &mut left };
+                list.add(&facts(name));
+            }
+            left.merge(right);
+            assert_eq!(left.keys, sorted[..n.min(sorted.len())], "n = {n}");
+        }
     }
 }
