@@ -36,6 +36,10 @@ pub(crate) enum RawArrayItem<'a> {
 
 /// Callbacks of the structural walk; strings arrive undecoded.
 pub(crate) trait Structure<'a> {
+    /// Wants no element of a plain collection: they are stepped over
+    /// ([`Reader::skip_string`]), not read.
+    const SKIPS_ELEMENTS: bool = false;
+
     fn string(&mut self, _s: RdbString<'a>) -> Result<()> {
         Ok(())
     }
@@ -72,13 +76,20 @@ pub(crate) trait Structure<'a> {
 /// Finds the end of a value: no decompression, no allocation.
 pub(crate) struct Skip;
 
-impl<'a> Structure<'a> for Skip {}
+impl<'a> Structure<'a> for Skip {
+    const SKIPS_ELEMENTS: bool = true;
+}
 
 /// Walks one value of type `ty`, leaving `r` right after it.
 pub(crate) fn walk<'a, S: Structure<'a>>(r: &mut Reader<'a>, ty: ValueType, s: &mut S) -> Result<()> {
     use ValueType::*;
     match ty {
         String => s.string(r.string("string value")?)?,
+        List | Set if S::SKIPS_ELEMENTS => {
+            for _ in 0..r.count("collection size", 1)? {
+                r.skip_string("collection element")?;
+            }
+        }
         List | Set => {
             for _ in 0..r.count("collection size", 1)? {
                 s.member(r.string("collection element")?)?;
@@ -91,11 +102,23 @@ pub(crate) fn walk<'a, S: Structure<'a>>(r: &mut Reader<'a>, ty: ValueType, s: &
                 s.scored(member, score)?;
             }
         }
+        ZSet2 if S::SKIPS_ELEMENTS => {
+            for _ in 0..r.count("sorted set size", 9)? {
+                r.skip_string("sorted set member")?;
+                r.take(8, "sorted set score")?;
+            }
+        }
         ZSet2 => {
             for _ in 0..r.count("sorted set size", 9)? {
                 let member = r.string("sorted set member")?;
                 let score = f64::from_le_bytes(r.array("sorted set score")?);
                 s.scored(member, score)?;
+            }
+        }
+        Hash if S::SKIPS_ELEMENTS => {
+            for _ in 0..r.count("hash size", 2)? {
+                r.skip_string("hash field")?;
+                r.skip_string("hash value")?;
             }
         }
         Hash => {
@@ -272,4 +295,81 @@ fn walk_array<'a, S: Structure<'a>>(r: &mut Reader<'a>, s: &mut S) -> Result<()>
         s.array_item(index, item)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Rdb, ValueType};
+
+    /// Reads every element, as the decoder does.
+    struct ReadAll;
+
+    impl<'a> Structure<'a> for ReadAll {}
+
+    /// Where each walk of `value` (at `base` in the file) ends, or the
+    /// error it stops at.
+    fn both(value: &[u8], base: u64, ty: ValueType) -> (Result<usize>, Result<usize>) {
+        let (mut a, mut b) = (Reader::new(value, base), Reader::new(value, base));
+        let skipped = walk(&mut a, ty, &mut Skip).map(|()| a.pos());
+        let read = walk(&mut b, ty, &mut ReadAll).map(|()| b.pos());
+        (skipped, read)
+    }
+
+    /// On every plain collection of every fixture, whole, cut short (at
+    /// every byte of its first and last 128, and at 64 places between) and
+    /// with bytes of its first 16 replaced by each kind of length byte:
+    /// stepping over the elements ends, or fails with the same error, where
+    /// reading them does.
+    #[test]
+    fn stepping_over_elements_ends_and_fails_where_reading_them_does() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/rdb");
+        let mut files = Vec::new();
+        for server in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            for f in std::fs::read_dir(server.path()).into_iter().flatten().flatten() {
+                if f.path().extension().is_some_and(|e| e == "rdb") {
+                    files.push(f.path());
+                }
+            }
+        }
+        assert!(files.len() >= 40, "the shipped fixtures");
+        let mut values = 0;
+        for path in files {
+            let data = std::fs::read(&path).unwrap_or_default();
+            let Ok(rdb) = Rdb::new(&data) else { continue };
+            for entry in rdb.entries().flatten() {
+                let ty = entry.value_type;
+                if !matches!(
+                    ty,
+                    ValueType::List | ValueType::Set | ValueType::ZSet2 | ValueType::Hash
+                ) {
+                    continue;
+                }
+                values += 1;
+                let (value, base) = (entry.value, entry.value_offset);
+                let len = value.len();
+                assert_eq!(both(value, base, ty), (Ok(len), Ok(len)), "{}", path.display());
+                let cuts = (0..len.min(128))
+                    .chain(len.saturating_sub(128)..len)
+                    .chain((0..64).map(|k| k * len / 64));
+                for cut in cuts {
+                    let (skipped, read) = both(&value[..cut], base, ty);
+                    assert!(read.is_err(), "{} cut at {cut}", path.display());
+                    assert_eq!(skipped, read, "{} cut at {cut}", path.display());
+                }
+                let mut damaged = value.to_vec();
+                for i in 0..len.min(16) {
+                    for b in [
+                        0x00, 0x05, 0x3f, 0x40, 0x7f, 0x80, 0x81, 0xbf, 0xc0, 0xc3, 0xc4, 0xff,
+                    ] {
+                        let was = std::mem::replace(&mut damaged[i], b);
+                        let (skipped, read) = both(&damaged, base, ty);
+                        assert_eq!(skipped, read, "{} byte {i} = {b:#04x}", path.display());
+                        damaged[i] = was;
+                    }
+                }
+            }
+        }
+        assert!(values >= 50, "plain collections walked: {values}");
+    }
 }
