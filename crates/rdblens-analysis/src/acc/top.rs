@@ -137,7 +137,7 @@ impl PartialEq for TopKeys {
 impl Eq for TopKeys {}
 
 /// A record's value of `metric` (what `Metric::of` gives for its facts).
-fn value(metric: Metric, r: &KeyRecord) -> u64 {
+fn metric_value(metric: Metric, r: &KeyRecord) -> u64 {
     match metric {
         Metric::Memory => r.memory,
         Metric::Serialized => r.serialized_bytes,
@@ -150,7 +150,7 @@ fn value(metric: Metric, r: &KeyRecord) -> u64 {
 
 /// Sort order: larger metric first, then smaller (db, key).
 fn rank(metric: Metric, r: &KeyRecord) -> (std::cmp::Reverse<u64>, u64, &[u8]) {
-    (std::cmp::Reverse(value(metric, r)), r.db, r.key.as_bytes())
+    (std::cmp::Reverse(metric_value(metric, r)), r.db, r.key.as_bytes())
 }
 
 impl TopKeys {
@@ -181,8 +181,8 @@ impl TopKeys {
     /// Sets [`Self::floor`] from the kept keys. The last kept key's metric
     /// only grows while keys are added, so a floor is never too high.
     fn raise_floor(&mut self) {
-        if let Some(last) = self.keys.get(self.n.wrapping_sub(1)) {
-            self.floor = value(self.metric, last);
+        if let Some(last) = self.n.checked_sub(1).and_then(|i| self.keys.get(i)) {
+            self.floor = metric_value(self.metric, last);
         }
     }
 
