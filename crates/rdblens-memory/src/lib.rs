@@ -229,6 +229,18 @@ impl<'p> Estimator<'p> {
                 other.estimate_with(entry, scratch, &mut NoVisitor)?,
             ));
         }
+        if self.same_target_but_allocator(other) {
+            // One collector rounding both builds' allocations: the value's
+            // elements are measured and packed once (the detection samples
+            // every big value, so this is most of its decoding).
+            let mut both = self.collector(entry).with_other_build(&other.rules);
+            entry.visit_with(scratch, &mut Tee(&mut both, also))?;
+            let (mine, theirs) = both.finish_both();
+            return Ok((
+                self.estimate_facts(entry, &mine),
+                other.estimate_facts(entry, &theirs),
+            ));
+        }
         let mut mine = self.collector(entry);
         let mut theirs = other.collector(entry);
         entry.visit_with(scratch, &mut Tee(&mut mine, &mut Tee(&mut theirs, also)))?;
@@ -236,6 +248,18 @@ impl<'p> Estimator<'p> {
             self.estimate_facts(entry, &mine.finish()),
             other.estimate_facts(entry, &theirs.finish()),
         ))
+    }
+
+    /// Whether `other` estimates for the same target as this one, with the
+    /// same way of counting blobs, but another allocator build: then only
+    /// the allocator's rounding tells their collections apart.
+    fn same_target_but_allocator(&self, other: &Estimator<'_>) -> bool {
+        let (a, b) = (self.profile, other.profile);
+        self.header_counts == other.header_counts
+            && a.family == b.family
+            && a.version == b.version
+            && a.limits == b.limits
+            && a.cluster == b.cluster
     }
 
     fn collector(&self, entry: &Entry<'_>) -> visitor::Collector<'_> {

@@ -185,6 +185,23 @@ pub(crate) struct Collector<'r> {
     /// caller reads no longest element (see `counting_by_header`).
     header_counts: bool,
     pub facts: Facts,
+    /// The sums a second allocator build of the same target rounds its own
+    /// way, when the caller estimates both (the allocator detection): one
+    /// visit instead of two collectors side by side.
+    other_build: Option<OtherBuild<'r>>,
+}
+
+/// The facts that depend on the allocator's rounding (`Rules::j`), for a
+/// second build of the target: everything else a collector gathers (counts,
+/// lengths, the compact encodings' sizes) is the same for both builds.
+struct OtherBuild<'r> {
+    rules: &'r Rules,
+    member_alloc: u64,
+    pair_alloc: u64,
+    zsl_nodes: f64,
+    list_bytes_rounded: u64,
+    compression: Option<Compression>,
+    stream: Option<crate::model::stream::StreamFacts>,
 }
 
 impl<'r> Collector<'r> {
@@ -229,8 +246,7 @@ impl<'r> Collector<'r> {
             summarize: false,
             header_counts: false,
             node: None,
-            compression: (limits.list_compress_depth > 0)
-                .then(|| Compression::new(limits.list_compress_depth)),
+            compression: compression(limits),
             facts: Facts {
                 lp_bytes: LP_EMPTY,
                 lpex_bytes: LP_EMPTY,
@@ -238,7 +254,24 @@ impl<'r> Collector<'r> {
                 int_width: 2,
                 ..Facts::default()
             },
+            other_build: None,
         }
+    }
+
+    /// Also gathers the sums `other` (the same target with another
+    /// allocator build: only `Rules::j` differs) rounds its own way; see
+    /// [`Collector::finish_both`].
+    pub fn with_other_build(mut self, other: &'r Rules) -> Self {
+        self.other_build = Some(OtherBuild {
+            rules: other,
+            member_alloc: 0,
+            pair_alloc: 0,
+            zsl_nodes: 0.0,
+            list_bytes_rounded: 0,
+            compression: compression(self.limits),
+            stream: None,
+        });
+        self
     }
 
     /// With `on`, a blob the target keeps as stored is counted by its
@@ -253,11 +286,50 @@ impl<'r> Collector<'r> {
 
     /// Closes the last open node; call after the visit.
     pub fn finish(mut self) -> Facts {
+        self.close();
+        self.facts
+    }
+
+    fn close(&mut self) {
         self.close_node();
         if let Some(c) = &self.compression {
             self.facts.list.compressed_delta = c.interior();
         }
-        self.facts
+    }
+
+    /// The facts for this collector's build and for the other build
+    /// ([`Collector::with_other_build`]); without one, both are this
+    /// build's.
+    pub fn finish_both(mut self) -> (Facts, Facts) {
+        self.close();
+        let other = match self.other_build.take() {
+            None => self.facts.clone(),
+            Some(o) => {
+                let mut facts = self.facts.clone();
+                facts.member_alloc = o.member_alloc;
+                facts.pair_alloc = o.pair_alloc;
+                facts.zsl_nodes = o.zsl_nodes;
+                facts.list.bytes_rounded = o.list_bytes_rounded;
+                if let Some(c) = &o.compression {
+                    facts.list.compressed_delta = c.interior();
+                }
+                if facts.stream.is_some() {
+                    facts.stream = o.stream;
+                }
+                facts
+            }
+        };
+        (self.facts, other)
+    }
+
+    /// Adds a set or sorted-set member's (or pre-3.2 list element's)
+    /// allocation, for each build.
+    #[inline]
+    fn member_alloc(&mut self, len: u64) {
+        self.facts.member_alloc += costs::member(self.rules, len);
+        if let Some(o) = self.other_build.as_mut() {
+            o.member_alloc += costs::member(o.rules, len);
+        }
     }
 
     /// Adds an element of `len` bytes, stored as `p`, to the flat sums.
@@ -298,7 +370,7 @@ impl<'r> Collector<'r> {
         // The flat sizes serve targets without quicklists (< 3.2).
         self.element(len, p);
         if self.want_list_alloc {
-            self.facts.member_alloc += costs::member(self.rules, len);
+            self.member_alloc(len);
         }
         match self.list_mode {
             ListMode::Nodes => {
@@ -380,10 +452,16 @@ impl<'r> Collector<'r> {
             (NodeKind::Ziplist, false) if nodes => (node.blob, true, true),
             (_, false) => (node.zl.bytes, true, false),
         };
+        // Only a packed node kept as stored has a known LZF size.
+        let lzf = node.lzf.filter(|_| kept && packed);
         if let Some(c) = self.compression.as_mut() {
-            // Only a packed node kept as stored has a known LZF size.
-            let lzf = node.lzf.filter(|_| kept && packed);
             c.node(lzf.map_or(0, |lzf| compressed_delta(self.rules, bytes, lzf)));
+        }
+        if let Some(o) = self.other_build.as_mut() {
+            if let Some(c) = o.compression.as_mut() {
+                c.node(lzf.map_or(0, |lzf| compressed_delta(o.rules, bytes, lzf)));
+            }
+            o.list_bytes_rounded += o.rules.j(bytes);
         }
         let list = &mut self.facts.list;
         if list.first.is_none() {
@@ -451,7 +529,7 @@ impl<'r> Collector<'r> {
             Some(v) => self.facts.int_width = self.facts.int_width.max(compact::intset_width(v)),
             None => self.facts.all_int = false,
         }
-        self.facts.member_alloc += costs::member(self.rules, len);
+        self.member_alloc(len);
     }
 
     fn zset_member(&mut self, e: Element<'_>, score: f64) {
@@ -469,8 +547,11 @@ impl<'r> Collector<'r> {
             // Node: score, backward, levels (16 each), header-size byte, member sds.
             let base = 16 + 1 + sds::embedded(len, true);
             self.facts.zsl_nodes += self.rules.expected_zsl_node(base);
+            if let Some(o) = self.other_build.as_mut() {
+                o.zsl_nodes += o.rules.expected_zsl_node(base);
+            }
         } else {
-            self.facts.member_alloc += costs::member(self.rules, len);
+            self.member_alloc(len);
         }
     }
 
@@ -503,7 +584,16 @@ impl<'r> Collector<'r> {
             self.facts.ttl_fields += 1;
         }
         self.facts.pair_alloc += costs::pair(self.rules, flen, vlen, ttl.is_some());
+        if let Some(o) = self.other_build.as_mut() {
+            o.pair_alloc += costs::pair(o.rules, flen, vlen, ttl.is_some());
+        }
     }
+}
+
+/// The interior-node compression a target with `list-compress-depth` > 0
+/// applies.
+fn compression(limits: &Limits) -> Option<Compression> {
+    (limits.list_compress_depth > 0).then(|| Compression::new(limits.list_compress_depth))
 }
 
 /// What compressing a node of `bytes` into `lzf` bytes changes, in the
@@ -597,9 +687,76 @@ impl ValueVisitor for Collector<'_> {
     fn stream(&mut self, stream: &StreamValue<'_>) {
         self.facts.count = stream.length;
         self.facts.stream = Some(crate::model::stream::StreamFacts::collect(self.rules, stream));
+        if let Some(o) = self.other_build.as_mut() {
+            o.stream = Some(crate::model::stream::StreamFacts::collect(o.rules, stream));
+        }
     }
 
     fn module(&mut self, _module: &rdblens_parser::ModuleValue<'_>) {
         self.facts.module = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Family, Profile, ServerVersion};
+
+    /// Interior quicklist nodes stored compressed, of sizes the two builds
+    /// round apart (the fixtures hold none a target would compress): the
+    /// collector of both builds gives each build's compression change and
+    /// node sizes as that build's own collector does.
+    #[test]
+    fn the_other_build_rounds_compressed_nodes_its_own_way() {
+        for (family, version) in [
+            (Family::Redis, "6.2.14"),
+            (Family::Redis, "7.0.15"),
+            (Family::Valkey, "9.1.2"),
+        ] {
+            let mut p8 = Profile::new(family, ServerVersion::parse(version).expect("version"), 8); // ok: test
+            p8.limits.set("list-compress-depth", "1").expect("limit"); // ok: test
+            let mut p16 = p8.clone();
+            p16.quantum = 16;
+            let (r8, r16) = (Rules::for_profile(&p8), Rules::for_profile(&p16));
+            // Each release's own node encoding, which it keeps as stored.
+            let kind = if r8.listpack {
+                NodeKind::Listpack
+            } else {
+                NodeKind::Ziplist
+            };
+            let feed = |c: &mut Collector<'_>| {
+                for (len, stored_len) in [(56, 40), (60, 44), (100, 50), (57, 30), (90, 70), (120, 60)] {
+                    c.node(&NodeInfo {
+                        kind,
+                        len,
+                        stored_len,
+                        compressed: true,
+                        header_count: Some(2),
+                    });
+                    c.summary(&BlobSummary {
+                        elements: 2,
+                        ..BlobSummary::default()
+                    });
+                }
+            };
+            let alone = |rules: &Rules| {
+                let mut c = Collector::new(rules, &p8.limits, ValueType::ListQuicklist2, 11);
+                feed(&mut c);
+                c.finish()
+            };
+            let (a8, a16) = (alone(&r8), alone(&r16));
+            let mut both =
+                Collector::new(&r8, &p8.limits, ValueType::ListQuicklist2, 11).with_other_build(&r16);
+            feed(&mut both);
+            let (b8, b16) = both.finish_both();
+            let key = |f: &Facts| (f.list.compressed_delta, f.list.bytes_rounded, f.list.nodes);
+            assert_eq!(key(&b8), key(&a8), "{version}");
+            assert_eq!(key(&b16), key(&a16), "{version}");
+            assert_ne!(
+                key(&a8),
+                key(&a16),
+                "{version}: the builds round these nodes alike"
+            );
+        }
     }
 }
