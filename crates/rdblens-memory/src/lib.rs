@@ -254,12 +254,11 @@ impl<'p> Estimator<'p> {
     /// same way of counting blobs, but another allocator build: then only
     /// the allocator's rounding tells their collections apart.
     fn same_target_but_allocator(&self, other: &Estimator<'_>) -> bool {
-        let (a, b) = (self.profile, other.profile);
-        self.header_counts == other.header_counts
-            && a.family == b.family
-            && a.version == b.version
-            && a.limits == b.limits
-            && a.cluster == b.cluster
+        let theirs = Profile {
+            quantum: self.profile.quantum,
+            ..other.profile.clone()
+        };
+        self.header_counts == other.header_counts && *self.profile == theirs
     }
 
     fn collector(&self, entry: &Entry<'_>) -> visitor::Collector<'_> {

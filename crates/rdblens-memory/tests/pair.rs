@@ -103,6 +103,23 @@ fn one_visit_estimates_both_builds_as_each_build_alone() {
             }
         }
     }
+    // Two targets apart (no shared collector): each estimate its own too.
+    let file = support::fixtures_dir().join("redis-7.4.5/all-types.rdb");
+    let data = std::fs::read(&file).expect("fixture reads"); // ok: test
+    let rdb = Rdb::new(&data).expect("fixture parses"); // ok: test
+    let targets = targets();
+    let (old, new) = (Estimator::new(&targets[1]), Estimator::new(&targets[9]));
+    for entry in rdb.entries().filter_map(Result::ok) {
+        let alone = (one(&old, &entry, &mut scratch), one(&new, &entry, &mut scratch));
+        let pair = old.estimate_pair(&new, &entry, &mut scratch).ok();
+        if (pair.map(|p| p.0), pair.map(|p| p.1)) != alone {
+            failures.push(format!(
+                "{} offset {}: 5.0 and Valkey 9.1 paired",
+                file.display(),
+                entry.offset
+            ));
+        }
+    }
     assert!(
         failures.is_empty(),
         "{} of {compared} keys differ:\n{}",
