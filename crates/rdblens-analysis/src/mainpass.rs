@@ -50,7 +50,8 @@ pub fn analyze_bytes(data: &[u8], path: &str, opts: &Options) -> Result<Summary,
 /// larger than RAM.
 pub fn analyze_file(file: &RdbFile, path: &str, opts: &Options) -> Result<Summary, AnalysisError> {
     let release = |start: usize, end: usize| file.release(start, end);
-    let releaser = Releaser::new(&release);
+    let populate = |start: usize, end: usize| file.populate(start, end);
+    let releaser = Releaser::new(&release).populating(&populate);
     guarded(|| analyze(file.bytes(), path, opts, Some(&releaser)))
 }
 
@@ -61,7 +62,10 @@ fn analyze(
     releaser: Option<&Releaser<'_>>,
 ) -> Result<Summary, AnalysisError> {
     let mut p = prepare(data, opts, releaser, AllocatorPass::InMainPass)?;
-    let mut pass = main_pass(&p, opts, releaser);
+    let mut pass = match releaser {
+        Some(r) => r.faulting_ahead(data.len() as u64, p.threads, || main_pass(&p, opts, releaser)),
+        None => main_pass(&p, opts, releaser),
+    };
     let (mut stats, outcome) = match p.deferred.take() {
         None => (pass.take(p.profile.quantum, &p), pass.outcome),
         Some(d) => {

@@ -6,9 +6,21 @@
 //! starts; workers sign batches off when decoded. Everything before the
 //! oldest batch still in flight (or before the walker, when none is) has
 //! been read for good and is released in steps of [`STEP`] bytes.
+//!
+//! It can also fault the pages in ahead of the walker, on a thread of its
+//! own ([`Releaser::faulting_ahead`]): the first touch of each page of a
+//! mapped file is a page fault (0.15-0.19 s for the 1.47 GB
+//! collection-heavy benchmark dump), and the walker, which reads the file
+//! first (its checksum runs ahead of it), took them one at a time under
+//! its lock, the one part of a pass no second core shares. The report's
+//! main pass uses it; `keys`, whose consumer writes rows on a thread beside
+//! the workers, measured 1.02x its time with it and does without
+//! (docs/performance.md, session 17).
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
+use std::time::Duration;
 
 /// Bytes released at a time: large enough that the madvise calls cost
 /// nothing, small enough that the resident set stays far under the RAM.
@@ -16,6 +28,15 @@ pub const STEP: u64 = 64 << 20;
 
 /// Releases `[start, end)` of the mapped file (see `RdbFile::release`).
 pub type ReleaseFn<'r> = &'r (dyn Fn(usize, usize) + Sync);
+
+/// Maps `[start, end)` of the file into the process (see `RdbFile::populate`).
+pub type PopulateFn<'r> = &'r (dyn Fn(usize, usize) + Sync);
+
+/// How far ahead of the walker pages are faulted in: a few batches, and a
+/// small part of the resident set (the pages are the file's, not anonymous).
+const AHEAD_WINDOW: u64 = 32 << 20;
+/// Bytes faulted in per call.
+const AHEAD_CHUNK: u64 = 4 << 20;
 
 #[derive(Default)]
 struct State {
@@ -30,6 +51,12 @@ struct State {
 pub(crate) struct Releaser<'r> {
     release: ReleaseFn<'r>,
     state: Mutex<State>,
+    /// Faults pages in ahead of the walker, when set.
+    populate: Option<PopulateFn<'r>>,
+    /// How far the walker has read, for the thread that faults pages in.
+    walked: AtomicU64,
+    /// Tells that thread to end.
+    stop: AtomicBool,
 }
 
 impl<'r> Releaser<'r> {
@@ -37,6 +64,54 @@ impl<'r> Releaser<'r> {
         Releaser {
             release,
             state: Mutex::new(State::default()),
+            populate: None,
+            walked: AtomicU64::new(0),
+            stop: AtomicBool::new(false),
+        }
+    }
+
+    /// Also faults pages in ahead of the walker with `populate`, during
+    /// [`Releaser::faulting_ahead`].
+    pub fn populating(mut self, populate: PopulateFn<'r>) -> Self {
+        self.populate = Some(populate);
+        self
+    }
+
+    /// Runs `pass` (a walk of a file of `len` bytes from its start) while a
+    /// thread of its own faults the file's pages in, up to
+    /// [`AHEAD_WINDOW`] past the walker. Only with `threads` > 1: a pass
+    /// asked to use one core uses one. Without a populate function, or if
+    /// the thread cannot start, `pass` runs alone, as it would.
+    pub fn faulting_ahead<T>(&self, len: u64, threads: usize, pass: impl FnOnce() -> T) -> T {
+        let Some(populate) = self.populate.filter(|_| threads > 1) else {
+            return pass();
+        };
+        self.stop.store(false, Ordering::Relaxed);
+        self.walked.store(0, Ordering::Relaxed);
+        std::thread::scope(|s| {
+            // Set when `pass` ends, also by a panic, before the scope waits
+            // for the thread.
+            let _stop = StopOnDrop(&self.stop);
+            let ahead = std::thread::Builder::new()
+                .name("rdblens-ahead".into())
+                .spawn_scoped(s, || self.fault_in(len, populate));
+            // Not started: the walk faults its pages in itself, as before.
+            drop(ahead);
+            pass()
+        })
+    }
+
+    fn fault_in(&self, len: u64, populate: PopulateFn<'r>) {
+        let mut done = 0u64;
+        while !self.stop.load(Ordering::Relaxed) && done < len {
+            match next_ahead(done, self.walked.load(Ordering::Relaxed), len) {
+                Some(end) => {
+                    populate(done as usize, end as usize);
+                    done = end;
+                }
+                // Far enough ahead: the walker reads a window in tens of ms.
+                None => std::thread::sleep(Duration::from_millis(1)),
+            }
         }
     }
 
@@ -59,6 +134,7 @@ impl<'r> Releaser<'r> {
 
     /// The walker has read everything before `offset`.
     pub fn walked_to(&self, offset: u64) {
+        self.walked.fetch_max(offset, Ordering::Relaxed);
         let range = self.state.lock().ok().and_then(|mut s| {
             s.walked = s.walked.max(offset);
             next_release(&mut s)
@@ -115,6 +191,23 @@ fn next_release(s: &mut State) -> Option<(u64, u64)> {
     })
 }
 
+/// The end of the next range to fault in, from `done`: at most
+/// [`AHEAD_CHUNK`] bytes, none past [`AHEAD_WINDOW`] beyond `walked` or past
+/// `len`; `None` when that far is done.
+fn next_ahead(done: u64, walked: u64, len: u64) -> Option<u64> {
+    let limit = walked.saturating_add(AHEAD_WINDOW).min(len);
+    (done < limit).then(|| done.saturating_add(AHEAD_CHUNK).min(limit))
+}
+
+/// Sets its flag when dropped.
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
 /// Signs a batch off when dropped, also when decoding it panics.
 pub(crate) struct BatchDone<'a, 'r>(pub Option<&'a Releaser<'r>>, pub u64);
 
@@ -129,6 +222,57 @@ impl Drop for BatchDone<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_next_range_ahead_stays_inside_the_window() {
+        let (w, c) = (AHEAD_WINDOW, AHEAD_CHUNK);
+        // From the start: one chunk, then up to the window, then nothing.
+        assert_eq!(next_ahead(0, 0, 10 * w), Some(c));
+        assert_eq!(next_ahead(w - 1, 0, 10 * w), Some(w));
+        assert_eq!(next_ahead(w, 0, 10 * w), None);
+        // The walker moves: the window with it.
+        assert_eq!(next_ahead(w, 5, 10 * w), Some(w + 5));
+        assert_eq!(next_ahead(w, c, 10 * w), Some(w + c));
+        // Never past the file.
+        assert_eq!(next_ahead(0, 0, 100), Some(100));
+        assert_eq!(next_ahead(100, 0, 100), None);
+        assert_eq!(next_ahead(0, u64::MAX, 100), Some(100));
+    }
+
+    #[test]
+    fn pages_are_faulted_in_ahead_only_with_two_threads() {
+        let len = 3 * AHEAD_WINDOW + 12_345;
+        let calls = Mutex::new(Vec::new());
+        let populate = |a: usize, b: usize| calls.lock().unwrap().push((a as u64, b as u64)); // ok: unit test
+        let release = |_: usize, _: usize| {};
+        let r = Releaser::new(&release).populating(&populate);
+        assert_eq!(r.faulting_ahead(len, 1, || 7), 7);
+        assert!(calls.lock().unwrap().is_empty()); // ok: unit test
+        let reached = |end: u64| calls.lock().unwrap().last().is_some_and(|c| c.1 == end); // ok: unit test
+        let waited = r.faulting_ahead(len, 2, || {
+            let start = std::time::Instant::now();
+            // Held at the window until the walker moves.
+            while !reached(AHEAD_WINDOW) && start.elapsed() < Duration::from_secs(20) {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+            let held = calls.lock().unwrap().last().map(|c| c.1); // ok: unit test
+            r.walked_to(len);
+            while !reached(len) && start.elapsed() < Duration::from_secs(20) {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            held
+        });
+        assert_eq!(waited, Some(AHEAD_WINDOW));
+        // Every byte once, in order, a chunk at a time at most.
+        let calls = calls.into_inner().unwrap(); // ok: unit test
+        assert_eq!(calls.first().map(|c| c.0), Some(0));
+        assert_eq!(calls.last().map(|c| c.1), Some(len));
+        for pair in calls.windows(2) {
+            assert_eq!(pair[0].1, pair[1].0);
+        }
+        assert!(calls.iter().all(|(a, b)| a < b && b - a <= AHEAD_CHUNK));
+    }
 
     #[test]
     fn releases_only_behind_the_oldest_batch_in_flight() {

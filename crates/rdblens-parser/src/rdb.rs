@@ -270,6 +270,23 @@ impl RdbFile {
         let _ = (start, end);
     }
 
+    /// Maps `[start, end)` into this process's page tables ahead of use
+    /// (`MADV_POPULATE_READ`, Linux 5.14+), so a reader touching those
+    /// bytes later takes no page fault. Best effort: errors (an older
+    /// kernel, an I/O error the later read then reports) are ignored, and
+    /// it does nothing elsewhere than Linux.
+    pub fn populate(&self, start: usize, end: usize) {
+        #[cfg(target_os = "linux")]
+        if let Some(map) = &self.map {
+            let end = end.min(map.len());
+            if start < end {
+                let _ = map.advise_range(memmap2::Advice::PopulateRead, start, end - start);
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = (start, end);
+    }
+
     /// Size of the file in bytes.
     pub fn len(&self) -> usize {
         self.bytes().len()
