@@ -272,9 +272,10 @@ impl RdbFile {
 
     /// Maps `[start, end)` into this process's page tables ahead of use
     /// (`MADV_POPULATE_READ`, Linux 5.14+), so a reader touching those
-    /// bytes later takes no page fault. Best effort: errors (an older
-    /// kernel, an I/O error the later read then reports) are ignored, and
-    /// it does nothing elsewhere than Linux.
+    /// bytes later takes no page fault (on a file not in the page cache it
+    /// also reads the pages in). Best effort: errors (an older kernel,
+    /// pages it cannot read, which the later read meets as it would have)
+    /// are ignored, and it does nothing elsewhere than Linux.
     pub fn populate(&self, start: usize, end: usize) {
         #[cfg(target_os = "linux")]
         if let Some(map) = &self.map {
