@@ -18,7 +18,7 @@
 //! (docs/performance.md, session 17).
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -53,9 +53,7 @@ pub(crate) struct Releaser<'r> {
     state: Mutex<State>,
     /// Faults pages in ahead of the walker, when set.
     populate: Option<PopulateFn<'r>>,
-    /// How far the walker has read, for the thread that faults pages in.
-    walked: AtomicU64,
-    /// Tells that thread to end.
+    /// Tells the thread that faults pages in to end.
     stop: AtomicBool,
 }
 
@@ -65,7 +63,6 @@ impl<'r> Releaser<'r> {
             release,
             state: Mutex::new(State::default()),
             populate: None,
-            walked: AtomicU64::new(0),
             stop: AtomicBool::new(false),
         }
     }
@@ -87,7 +84,6 @@ impl<'r> Releaser<'r> {
             return pass();
         };
         self.stop.store(false, Ordering::Relaxed);
-        self.walked.store(0, Ordering::Relaxed);
         std::thread::scope(|s| {
             // Set when `pass` ends, also by a panic, before the scope waits
             // for the thread.
@@ -104,7 +100,12 @@ impl<'r> Releaser<'r> {
     fn fault_in(&self, len: u64, populate: PopulateFn<'r>) {
         let mut done = 0u64;
         while !self.stop.load(Ordering::Relaxed) && done < len {
-            match next_ahead(done, self.walked.load(Ordering::Relaxed), len) {
+            // How far the walker has read: the state releasing behind it
+            // keeps it. A poisoned lock (a worker panicked) ends the pass.
+            let Ok(walked) = self.state.lock().map(|s| s.walked) else {
+                return;
+            };
+            match next_ahead(done, walked, len) {
                 Some(end) => {
                     populate(done as usize, end as usize);
                     done = end;
@@ -134,7 +135,6 @@ impl<'r> Releaser<'r> {
 
     /// The walker has read everything before `offset`.
     pub fn walked_to(&self, offset: u64) {
-        self.walked.fetch_max(offset, Ordering::Relaxed);
         let range = self.state.lock().ok().and_then(|mut s| {
             s.walked = s.walked.max(offset);
             next_release(&mut s)
