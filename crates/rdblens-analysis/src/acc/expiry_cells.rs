@@ -184,6 +184,30 @@ impl Cells {
                 return;
             }
         }
+        Self::add_light(block, heavy, start, i, keys, memory);
+    }
+
+    /// Whether any cell of the block starting at `block_start` is heavy:
+    /// when none is, its cells are added with [`Self::add_light`], without
+    /// a lookup in `heavy` per cell (on prod-1g 61 cells are heavy, so
+    /// `heavy` is never empty and every cell of every block paid one).
+    fn block_has_heavy(heavy: &BTreeMap<i64, KeysMemory>, block_start: i64, block_ms: i64) -> bool {
+        !heavy.is_empty()
+            && heavy
+                .range(block_start..block_start.saturating_add(block_ms))
+                .next()
+                .is_some()
+    }
+
+    /// [`Self::add_in`] for a cell that is not heavy (yet).
+    fn add_light(
+        block: &mut Block,
+        heavy: &mut BTreeMap<i64, KeysMemory>,
+        start: i64,
+        i: usize,
+        keys: u64,
+        memory: u64,
+    ) {
         let k = u64::from(block.keys[i]).saturating_add(keys);
         let m = u64::from(block.memory[i]).saturating_add(memory);
         match (u8::try_from(k), u32::try_from(m)) {
@@ -208,9 +232,16 @@ impl Cells {
         while i < runs.len() {
             let block_start = align(runs[i].0, block_ms);
             let block = self.blocks.entry(block_start).or_insert_with(Block::new);
+            // Each cell comes once (runs are by cell): one that turns heavy
+            // here is not met again in this block.
+            let has_heavy = Self::block_has_heavy(&self.heavy, block_start, block_ms);
             while let Some(&(start, keys, memory)) = runs.get(i).filter(|r| r.0 < block_start + block_ms) {
                 let cell = ((start - block_start) / width) as usize;
-                Self::add_in(block, &mut self.heavy, start, cell, keys, memory);
+                if has_heavy {
+                    Self::add_in(block, &mut self.heavy, start, cell, keys, memory);
+                } else {
+                    Self::add_light(block, &mut self.heavy, start, cell, keys, memory);
+                }
                 i += 1;
             }
         }
@@ -280,21 +311,68 @@ impl Cells {
         out
     }
 
-    /// Adds every cell of `other` (same resolution): block by block, one
-    /// lookup per block (the serial step after a parallel pass).
+    /// Adds every cell of `other` (same resolution), block by block, the
+    /// two block maps walked side by side in time order, and a whole block
+    /// at once where it can ([`Self::merge_block`]). A lookup per block in
+    /// the map and one in `heavy` per cell made this the serial step after
+    /// the two-thread pass: 15.6 ms on prod-1g (43,201 blocks a side),
+    /// 4.0 ms so.
     pub fn merge(&mut self, other: &Cells) {
         debug_assert_eq!(self.resolution, other.resolution);
-        let width = self.width_ms();
+        let (width, block_ms) = (self.width_ms(), self.block_ms());
+        let mut theirs_only = Vec::new();
+        let (blocks, heavy) = (&mut self.blocks, &mut self.heavy);
+        let mut mine = blocks.iter_mut().peekable();
         for (&block_start, theirs) in &other.blocks {
-            let mine = self.blocks.entry(block_start).or_insert_with(Block::new);
-            for i in (0..CELLS).filter(|&i| theirs.keys[i] > 0) {
-                let start = block_start + i as i64 * width;
-                let (keys, memory) = (u64::from(theirs.keys[i]), u64::from(theirs.memory[i]));
-                Self::add_in(mine, &mut self.heavy, start, i, keys, memory);
+            while mine.next_if(|(&b, _)| b < block_start).is_some() {}
+            match mine.peek_mut() {
+                Some((&b, block)) if b == block_start => {
+                    Self::merge_block(block, theirs, heavy, block_start, width, block_ms)
+                }
+                _ => theirs_only.push((block_start, theirs)),
             }
+        }
+        for (block_start, theirs) in theirs_only {
+            let block = self.blocks.entry(block_start).or_insert_with(Block::new);
+            Self::merge_block(block, theirs, &mut self.heavy, block_start, width, block_ms);
         }
         for (&start, c) in &other.heavy {
             self.add(start, c.keys, c.memory);
+        }
+    }
+
+    /// Adds the cells of `theirs` to `mine` (the block at `block_start`).
+    /// When no cell of it is heavy and every sum fits its cell, all 60 at
+    /// once; otherwise cell by cell, as [`Self::add`] does.
+    fn merge_block(
+        mine: &mut Block,
+        theirs: &Block,
+        heavy: &mut BTreeMap<i64, KeysMemory>,
+        block_start: i64,
+        width: i64,
+        block_ms: i64,
+    ) {
+        let fits = |i: usize| {
+            u16::from(mine.keys[i]) + u16::from(theirs.keys[i]) <= u16::from(u8::MAX)
+                && u64::from(mine.memory[i]) + u64::from(theirs.memory[i]) <= u64::from(u32::MAX)
+        };
+        let has_heavy = Self::block_has_heavy(heavy, block_start, block_ms);
+        if !has_heavy && (0..CELLS).all(fits) {
+            for i in 0..CELLS {
+                mine.keys[i] += theirs.keys[i];
+                mine.memory[i] += theirs.memory[i];
+            }
+            return;
+        }
+        // Each cell once: one that turns heavy here is not met again.
+        for i in (0..CELLS).filter(|&i| theirs.keys[i] > 0) {
+            let start = block_start + i as i64 * width;
+            let (keys, memory) = (u64::from(theirs.keys[i]), u64::from(theirs.memory[i]));
+            if has_heavy {
+                Self::add_in(mine, heavy, start, i, keys, memory);
+            } else {
+                Self::add_light(mine, heavy, start, i, keys, memory);
+            }
         }
     }
 
@@ -499,6 +577,49 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn heavy_cells_stay_heavy_when_blocks_merge_and_runs_are_added() {
+        // A heavy cell in the middle of a block, light ones around it and
+        // in a block without any heavy cell.
+        let mut a = Cells::new(1 << 20);
+        a.add(30_000, 300, 10);
+        a.add(29_000, 2, 10);
+        a.add(120_000, 3, 10);
+        let mut b = Cells::new(1 << 20);
+        b.add(30_000, 1, 5);
+        b.add(31_000, 254, 5);
+        b.add(121_000, 1, 5);
+        let mut merged = a.clone();
+        merged.merge(&b);
+        let mut runs = a.clone();
+        runs.add_sorted(&[
+            (29_000, 1, 1),
+            (30_000, 1, 5),
+            (31_000, 254, 5),
+            (120_000, 253, 1),
+        ]);
+        let cell = |c: &Cells, at: i64| c.range(at, at + 1).next().map(|(_, km)| km.keys);
+        assert_eq!(cell(&merged, 30_000), Some(301));
+        assert_eq!(cell(&merged, 31_000), Some(254));
+        assert_eq!(cell(&runs, 30_000), Some(301));
+        assert_eq!(cell(&runs, 120_000), Some(256));
+        let mut one_by_one = a.clone();
+        for (start, km) in b.iter() {
+            one_by_one.add(start, km.keys, km.memory);
+        }
+        assert_eq!(merged, one_by_one);
+        let mut each = a;
+        for (start, keys, memory) in [
+            (29_000, 1, 1),
+            (30_000, 1, 5),
+            (31_000, 254, 5),
+            (120_000, 253, 1),
+        ] {
+            each.add(start, keys, memory);
+        }
+        assert_eq!(runs, each);
     }
 
     #[test]
