@@ -324,6 +324,42 @@ fn damaged_values_are_skipped_reported_and_exit_3() {
     );
 }
 
+/// Rows of many batches (2,048 keys a batch), whatever the threads,
+/// each once and in file order; damaged keys among them, one the first
+/// key of a batch.
+#[test]
+fn rows_of_many_batches_come_once_each_in_file_order() {
+    let mut b = RdbBuilder::new();
+    let mut expected = Vec::new();
+    for i in 0..5_000 {
+        if i == 3_000 || i == 4_096 {
+            b = b.damaged_hash(format!("broken:{i}").as_bytes());
+            continue;
+        }
+        let key = format!("key:{i:06}");
+        b = b.string(key.as_bytes(), b"value", None);
+        expected.push(key);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("batches.rdb");
+    std::fs::write(&file, b.finish()).unwrap();
+    for threads in ["1", "2", "3"] {
+        let out = rdblens()
+            .arg("keys")
+            .arg(&file)
+            .args(["--threads", threads, "-q"])
+            .assert()
+            .code(3);
+        let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+        let keys: Vec<&str> = text
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').nth(2).unwrap())
+            .collect();
+        assert_eq!(keys, expected, "threads {threads}");
+    }
+}
+
 #[test]
 fn not_rdb_and_unreadable_files_exit_3() {
     let dir = tempfile::tempdir().unwrap();
