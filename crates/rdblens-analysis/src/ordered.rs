@@ -354,10 +354,11 @@ where
 }
 
 /// Byte buffers of batches the consumer is done with, for the workers'
-/// next batches. A fresh buffer per batch grew by doubling to about a
-/// megabyte (a `keys` CSV batch of prod-1g), copying itself on the way,
-/// and each of its pages was faulted in anew: perf put the first writes
-/// to each row's bytes at about a tenth of `keys --format csv`.
+/// next batches. A fresh buffer per batch grew by doubling to about
+/// 230 KB (a `keys` CSV batch of prod-1g), copying itself on the way,
+/// and its pages were faulted in anew each time: reusing them cut the
+/// kernel time of `keys --format csv` on prod-1g from 0.26 to 0.21 s,
+/// and its wall time to 0.97x (paired).
 #[derive(Default)]
 struct SpareBuffers(Mutex<Vec<Vec<u8>>>);
 
