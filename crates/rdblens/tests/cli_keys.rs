@@ -44,6 +44,14 @@ fn jsonl(args: &[&str]) -> Vec<Value> {
         .collect()
 }
 
+/// The key column of CSV `text` with plain keys (no quoting), header skipped.
+fn key_column(text: &str) -> Vec<&str> {
+    text.lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(2).unwrap())
+        .collect()
+}
+
 fn row<'r>(rows: &'r [csv::StringRecord], key: &str) -> &'r csv::StringRecord {
     rows.iter()
         .find(|r| &r[2] == key)
@@ -312,12 +320,7 @@ fn damaged_values_are_skipped_reported_and_exit_3() {
         .stderr(contains("in key \"broken\""))
         .stderr(contains("at byte offset"));
     let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
-    let keys: Vec<&str> = text
-        .lines()
-        .skip(1)
-        .map(|l| l.split(',').nth(2).unwrap())
-        .collect();
-    assert_eq!(keys, ["before", "after"]);
+    assert_eq!(key_column(&text), ["before", "after"]);
     assert!(
         text.contains(",2023-11-14T22:14:20,1700000060000,60000,"),
         "{text}"
@@ -351,12 +354,7 @@ fn rows_of_many_batches_come_once_each_in_file_order() {
             .assert()
             .code(3);
         let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
-        let keys: Vec<&str> = text
-            .lines()
-            .skip(1)
-            .map(|l| l.split(',').nth(2).unwrap())
-            .collect();
-        assert_eq!(keys, expected, "threads {threads}");
+        assert_eq!(key_column(&text), expected, "threads {threads}");
     }
 }
 

@@ -167,47 +167,28 @@ impl Cells {
         let block_start = align(start, block_ms);
         let i = ((start - block_start) / self.width_ms()) as usize;
         let block = self.blocks.entry(block_start).or_insert_with(Block::new);
-        Self::add_in(block, &mut self.heavy, start, i, keys, memory);
+        let maybe_heavy = !self.heavy.is_empty();
+        Self::add_in(block, &mut self.heavy, maybe_heavy, start, i, keys, memory);
     }
 
+    /// Adds to cell `i` (starting at `start`) of `block`, or to its entry
+    /// in `heavy`; `maybe_heavy` false says the block has no heavy cell,
+    /// and saves the lookup.
     fn add_in(
         block: &mut Block,
         heavy: &mut BTreeMap<i64, KeysMemory>,
+        maybe_heavy: bool,
         start: i64,
         i: usize,
         keys: u64,
         memory: u64,
     ) {
-        if !heavy.is_empty() {
+        if maybe_heavy {
             if let Some(h) = heavy.get_mut(&start) {
                 h.merge_from(&KeysMemory { keys, memory });
                 return;
             }
         }
-        Self::add_light(block, heavy, start, i, keys, memory);
-    }
-
-    /// Whether any cell of the block starting at `block_start` is heavy:
-    /// when none is, its cells are added with [`Self::add_light`], without
-    /// a lookup in `heavy` per cell (on prod-1g 61 cells are heavy, so
-    /// `heavy` is never empty and every cell of every block paid one).
-    fn block_has_heavy(heavy: &BTreeMap<i64, KeysMemory>, block_start: i64, block_ms: i64) -> bool {
-        !heavy.is_empty()
-            && heavy
-                .range(block_start..block_start.saturating_add(block_ms))
-                .next()
-                .is_some()
-    }
-
-    /// [`Self::add_in`] for a cell that is not heavy (yet).
-    fn add_light(
-        block: &mut Block,
-        heavy: &mut BTreeMap<i64, KeysMemory>,
-        start: i64,
-        i: usize,
-        keys: u64,
-        memory: u64,
-    ) {
         let k = u64::from(block.keys[i]).saturating_add(keys);
         let m = u64::from(block.memory[i]).saturating_add(memory);
         match (u8::try_from(k), u32::try_from(m)) {
@@ -221,6 +202,18 @@ impl Cells {
                 heavy.insert(start, KeysMemory { keys: k, memory: m });
             }
         }
+    }
+
+    /// Whether any cell of the block starting at `block_start` is heavy:
+    /// when none is, its cells are added without a lookup in `heavy` per
+    /// cell (on prod-1g 61 cells are heavy, so `heavy` is never empty and
+    /// every cell of every block paid one).
+    fn block_has_heavy(heavy: &BTreeMap<i64, KeysMemory>, block_start: i64, block_ms: i64) -> bool {
+        !heavy.is_empty()
+            && heavy
+                .range(block_start..block_start.saturating_add(block_ms))
+                .next()
+                .is_some()
     }
 
     /// Adds runs of (cell start, keys, memory) sorted by start: one block
@@ -237,11 +230,7 @@ impl Cells {
             let has_heavy = Self::block_has_heavy(&self.heavy, block_start, block_ms);
             while let Some(&(start, keys, memory)) = runs.get(i).filter(|r| r.0 < block_start + block_ms) {
                 let cell = ((start - block_start) / width) as usize;
-                if has_heavy {
-                    Self::add_in(block, &mut self.heavy, start, cell, keys, memory);
-                } else {
-                    Self::add_light(block, &mut self.heavy, start, cell, keys, memory);
-                }
+                Self::add_in(block, &mut self.heavy, has_heavy, start, cell, keys, memory);
                 i += 1;
             }
         }
@@ -368,11 +357,7 @@ impl Cells {
         for i in (0..CELLS).filter(|&i| theirs.keys[i] > 0) {
             let start = block_start + i as i64 * width;
             let (keys, memory) = (u64::from(theirs.keys[i]), u64::from(theirs.memory[i]));
-            if has_heavy {
-                Self::add_in(mine, heavy, start, i, keys, memory);
-            } else {
-                Self::add_light(mine, heavy, start, i, keys, memory);
-            }
+            Self::add_in(mine, heavy, has_heavy, start, i, keys, memory);
         }
     }
 
