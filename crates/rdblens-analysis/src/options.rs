@@ -192,6 +192,17 @@ pub struct Options {
     pub accumulators: Accumulators,
 }
 
+impl Options {
+    /// The worker threads a pass starts: `threads`, or every core when 0.
+    pub fn worker_threads(&self) -> usize {
+        if self.threads == 0 {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        } else {
+            self.threads
+        }
+    }
+}
+
 impl Default for Options {
     fn default() -> Self {
         Options {

@@ -150,10 +150,13 @@ where
     S: FnMut(KeyItem<T>) -> bool,
 {
     let release = |start: usize, end: usize| file.release(start, end);
-    let releaser = Releaser::new(&release);
+    let populate = |start: usize, end: usize| file.populate(start, end);
+    let releaser = Releaser::new(&release).populating(&populate);
     let pass = AllocatorPass::Separate;
     let (map, sink) = plain(map, sink);
-    let (info, _) = map_in_order(file.bytes(), path, opts, Some(&releaser), pass, map, sink)?;
+    let (info, _) = releaser.faulting_ahead(file.len() as u64, opts.worker_threads(), || {
+        map_in_order(file.bytes(), path, opts, Some(&releaser), pass, map, sink)
+    })?;
     Ok(info)
 }
 
@@ -172,8 +175,11 @@ where
     S: FnMut(KeyItem<T>, &[u8]) -> bool,
 {
     let release = |start: usize, end: usize| file.release(start, end);
-    let releaser = Releaser::new(&release);
-    rewindable(file.bytes(), path, opts, Some(&releaser), again, map, sink)
+    let populate = |start: usize, end: usize| file.populate(start, end);
+    let releaser = Releaser::new(&release).populating(&populate);
+    releaser.faulting_ahead(file.len() as u64, opts.worker_threads(), || {
+        rewindable(file.bytes(), path, opts, Some(&releaser), again, map, sink)
+    })
 }
 
 fn rewindable<T, M, S>(

@@ -256,11 +256,7 @@ pub(crate) fn prepare<'a>(
             .map_or(0, |secs| secs.saturating_mul(1000))
     });
     let settings = Settings::of(opts, now_ms);
-    let threads = if opts.threads == 0 {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
-    } else {
-        opts.threads
-    };
+    let threads = opts.worker_threads();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()

@@ -13,9 +13,7 @@
 //! collection-heavy benchmark dump), and the walker, which reads the file
 //! first (its checksum runs ahead of it), took them one at a time under
 //! its lock, the one part of a pass no second core shares. The report's
-//! main pass uses it; `keys`, whose consumer writes rows on a thread beside
-//! the workers, measured 1.02x its time with it and does without
-//! (docs/performance.md, session 17).
+//! main pass and `keys` use it (docs/performance.md, sessions 17 and 19).
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};

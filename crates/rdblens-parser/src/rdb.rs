@@ -209,6 +209,10 @@ impl<'a> Metadata<'a> {
     }
 }
 
+/// Bytes Linux maps per page fault on a file mapping whose pages are in
+/// the page cache (`fault_around_bytes`, 64 KiB by default).
+const FAULT_AROUND: usize = 64 << 10;
+
 /// A dump mapped read-only into memory.
 pub struct RdbFile {
     map: Option<memmap2::Mmap>,
@@ -270,22 +274,22 @@ impl RdbFile {
         let _ = (start, end);
     }
 
-    /// Maps `[start, end)` into this process's page tables ahead of use
-    /// (`MADV_POPULATE_READ`, Linux 5.14+), so a reader touching those
-    /// bytes later takes no page fault (on a file not in the page cache it
-    /// also reads the pages in). Best effort: errors (an older kernel,
-    /// pages it cannot read, which the later read meets as it would have)
-    /// are ignored, and it does nothing elsewhere than Linux.
+    /// Maps `[start, end)` into this process's page tables ahead of use,
+    /// so a reader touching those bytes later takes (almost) no page fault;
+    /// on a file not in the page cache it also reads the pages in. It
+    /// reads one byte per `FAULT_AROUND` bytes: each fault maps that
+    /// many bytes around the touched page from the page cache. Why not
+    /// `MADV_POPULATE_READ`: it walks every page on its own and cost 1.7x
+    /// the kernel time of these faults (docs/performance.md, session 19).
+    /// Pages the kernel did not map (not yet read in, or a smaller
+    /// fault-around) are faulted in by their reader as without this.
     pub fn populate(&self, start: usize, end: usize) {
-        #[cfg(target_os = "linux")]
-        if let Some(map) = &self.map {
-            let end = end.min(map.len());
-            if start < end {
-                let _ = map.advise_range(memmap2::Advice::PopulateRead, start, end - start);
-            }
+        let bytes = self.bytes();
+        let end = end.min(bytes.len());
+        for at in (start..end).step_by(FAULT_AROUND) {
+            // The read is the point: black_box keeps it.
+            std::hint::black_box(bytes[at]);
         }
-        #[cfg(not(target_os = "linux"))]
-        let _ = (start, end);
     }
 
     /// Size of the file in bytes.
