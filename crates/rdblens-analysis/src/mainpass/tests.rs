@@ -134,3 +134,38 @@ fn every_way_through_the_pass_ends_with_the_stats_of_the_build_shown() {
     // Both ways were taken: some passes held everything, some caught up.
     assert!(caught_up > 80 && caught_up < 480, "{caught_up} caught up");
 }
+
+/// Two workers: one settles the build while the other, past its check of
+/// `settled`, waits for the evidence's lock; the batch the other then adds
+/// changes nothing, and the batches after the settlement are folded for
+/// the settled build, not deferred.
+#[test]
+fn a_batch_added_while_another_worker_settles_keeps_the_settled_build() {
+    let data = fixture();
+    let o = opts(2);
+    let p = prepare(&data, &o, None, AllocatorPass::InMainPass).expect("prepared"); // ok: unit test
+    let d = p.deferred.as_ref().expect("evidence summed in the main pass"); // ok: unit test
+    let settled_on = other_build(p.profile.quantum);
+    let early = Early {
+        evidence: Some(Mutex::new(EarlyEvidence::forced(
+            d.used_mem,
+            &p.profile,
+            data.len() as u64,
+            2,
+            settled_on,
+        ))),
+        ..Early::for_pass(&p, &o)
+    };
+    let sums = Sums::default();
+    early.add(0, 1, &sums);
+    assert!(early.defers(1), "one batch settles nothing");
+    let lock = early.evidence.as_ref().expect("evidence"); // ok: unit test
+    let mut evidence = lock.lock().expect("lock"); // ok: unit test
+                                                   // Batch 1 settles the build; batch 2's worker got the lock next.
+    early.fold_evidence(&mut evidence, 1, 1, &sums);
+    assert_eq!(early.current(), settled_on);
+    early.fold_evidence(&mut evidence, 2, 1, &sums);
+    drop(evidence);
+    assert!(!early.defers(3), "a batch after the settlement is deferred");
+    assert_eq!(early.current(), settled_on);
+}
