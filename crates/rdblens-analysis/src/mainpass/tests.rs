@@ -90,7 +90,7 @@ fn every_way_through_the_pass_ends_with_the_stats_of_the_build_shown() {
                         ..Early::for_pass(&p, &o)
                     };
                     let walker = SharedWalker::over(&p.rdb, &o, None);
-                    let mut pass = run(&p, &o, None, early, Source::Walk(walker), None);
+                    let mut pass = run(&p, &o, None, early, Source::Walk(walker), Vec::new());
                     let folded: usize = pass.batches.iter().map(BTreeSet::len).sum();
                     assert_eq!(pass.deferred, defer.clone().collect(), "deferred");
                     assert_eq!(
@@ -116,11 +116,14 @@ fn every_way_through_the_pass_ends_with_the_stats_of_the_build_shown() {
                         Resolved::Stats(done) => done.0,
                         Resolved::Lacking(part, lacking) => {
                             caught_up += 1;
+                            // Every other catch-up after a two-thread pass
+                            // has one worker for the two workers' stats.
+                            let catch_o = opts(if caught_up % 2 == 0 { 1 } else { threads });
                             let decided_p =
-                                prepare(&data, &o, None, AllocatorPass::Decided(choice(*quantum)))
+                                prepare(&data, &catch_o, None, AllocatorPass::Decided(choice(*quantum)))
                                     .expect("prepared"); // ok: unit test
                             let only = where_they_lie(lacking, &spans);
-                            catch_up(&decided_p, &o, None, only, &known, part.0)
+                            catch_up(&decided_p, &catch_o, None, only, &known, part.0)
                         }
                     };
                     got.finish();
