@@ -149,13 +149,17 @@ where
     M: Fn(&KeyFacts<'_>, &Settings) -> T + Sync,
     S: FnMut(KeyItem<T>) -> bool,
 {
-    let release = |start: usize, end: usize| file.release(start, end);
-    let populate = |start: usize, end: usize| file.populate(start, end);
-    let releaser = Releaser::new(&release).populating(&populate);
-    let pass = AllocatorPass::Separate;
     let (map, sink) = plain(map, sink);
-    let (info, _) = releaser.faulting_ahead(file.len() as u64, opts.worker_threads(), || {
-        map_in_order(file.bytes(), path, opts, Some(&releaser), pass, map, sink)
+    let (info, _) = over_file(file, opts, |releaser| {
+        map_in_order(
+            file.bytes(),
+            path,
+            opts,
+            Some(releaser),
+            AllocatorPass::Separate,
+            map,
+            sink,
+        )
     })?;
     Ok(info)
 }
@@ -174,12 +178,19 @@ where
     M: Fn(&KeyFacts<'_>, &Settings, &mut Vec<u8>) -> T + Sync,
     S: FnMut(KeyItem<T>, &[u8]) -> bool,
 {
+    over_file(file, opts, |releaser| {
+        rewindable(file.bytes(), path, opts, Some(releaser), again, map, sink)
+    })
+}
+
+/// Runs `pass` over a mapped file with a releaser that gives its pages
+/// back once decoded and, with more than one worker, faults them in ahead
+/// of the walker.
+fn over_file<R>(file: &RdbFile, opts: &Options, pass: impl FnOnce(&Releaser<'_>) -> R) -> R {
     let release = |start: usize, end: usize| file.release(start, end);
     let populate = |start: usize, end: usize| file.populate(start, end);
     let releaser = Releaser::new(&release).populating(&populate);
-    releaser.faulting_ahead(file.len() as u64, opts.worker_threads(), || {
-        rewindable(file.bytes(), path, opts, Some(&releaser), again, map, sink)
-    })
+    releaser.faulting_ahead(file.len() as u64, opts.worker_threads(), || pass(&releaser))
 }
 
 fn rewindable<T, M, S>(
