@@ -190,9 +190,14 @@ impl Evidence {
     }
 }
 
-/// Bytes as "1.2 MB" (decimal, as `used-mem` is read).
+/// Bytes as "1.2 MB" (decimal, as `used-mem` is read); under 0.05 MB as
+/// "12.3 kB", where "0.0 MB" would say the two builds do not differ.
 fn mb(bytes: f64) -> String {
-    format!("{:.1} MB", bytes / 1e6)
+    if bytes.abs() < 50_000.0 {
+        format!("{:.1} kB", bytes / 1e3)
+    } else {
+        format!("{:.1} MB", bytes / 1e6)
+    }
 }
 
 /// The keyspace bucket arrays of one database of `keys` keys, `expires`
@@ -253,6 +258,15 @@ mod tests {
             c.reason,
             "the two builds differ by 0.2 MB on this dump, less than the 8.0 MB used-mem may hold besides \
              the keys"
+        );
+        // Builds apart by a few kilobytes: not "0.0 MB".
+        let c = evidence(5_104_024, 5_100_000.0, 5_103_456.0).decide();
+        assert_eq!(c.basis, Basis::Unclear);
+        assert!(
+            c.reason
+                .starts_with("the two builds differ by 3.5 kB on this dump"),
+            "{}",
+            c.reason
         );
         // Far more memory than either prediction.
         let c = evidence(900_000_000, 500_000_000.0, 520_000_000.0).decide();
