@@ -20,6 +20,16 @@ struct Census {
     compressed_bytes: u64,
 }
 
+impl Census {
+    fn add(&mut self, o: &Census) {
+        self.blobs += o.blobs;
+        self.bytes += o.bytes;
+        self.compressed += o.compressed;
+        self.compressed_stored += o.compressed_stored;
+        self.compressed_bytes += o.compressed_bytes;
+    }
+}
+
 /// Collects the nodes of one value; element calls are summed away.
 #[derive(Default)]
 struct Nodes(Census);
@@ -63,12 +73,7 @@ fn main() {
         if nodes.0.blobs == 0 {
             continue;
         }
-        let c = by_type.entry(entry.value_type.name()).or_default();
-        c.blobs += nodes.0.blobs;
-        c.bytes += nodes.0.bytes;
-        c.compressed += nodes.0.compressed;
-        c.compressed_stored += nodes.0.compressed_stored;
-        c.compressed_bytes += nodes.0.compressed_bytes;
+        by_type.entry(entry.value_type.name()).or_default().add(&nodes.0);
     }
     println!("file: {path}");
     println!("| value type | blobs | MB | LZF-compressed blobs | their MB stored | their MB decompressed |");
@@ -83,11 +88,7 @@ fn main() {
             mb(c.compressed_stored),
             mb(c.compressed_bytes)
         );
-        total.blobs += c.blobs;
-        total.bytes += c.bytes;
-        total.compressed += c.compressed;
-        total.compressed_stored += c.compressed_stored;
-        total.compressed_bytes += c.compressed_bytes;
+        total.add(c);
     }
     println!(
         "| all | {} | {} | {} | {} | {} |",

@@ -177,8 +177,8 @@ impl Evidence {
             (true, true) => Choice::unclear(format!(
                 "the two builds differ by {} on this dump, less than the {} used-mem may hold besides \
                  the keys",
-                mb((self.predicted_q16 - self.predicted_q8).abs()),
-                mb(self.margin_around(self.predicted_q8))
+                decimal_size((self.predicted_q16 - self.predicted_q8).abs()),
+                decimal_size(self.margin_around(self.predicted_q8))
             )),
             (false, false) => Choice::unclear(format!(
                 "used-mem {} fits neither build (quantum 8: {} off, quantum 16: {} off)",
@@ -192,7 +192,7 @@ impl Evidence {
 
 /// Bytes as "1.2 MB" (decimal, as `used-mem` is read); under 0.05 MB as
 /// "12.3 kB", where "0.0 MB" would say the two builds do not differ.
-fn mb(bytes: f64) -> String {
+fn decimal_size(bytes: f64) -> String {
     if bytes.abs() < 50_000.0 {
         format!("{:.1} kB", bytes / 1e3)
     } else {

@@ -164,7 +164,8 @@ fn a_batch_added_while_another_worker_settles_keeps_the_settled_build() {
     assert!(early.defers(1), "one batch settles nothing");
     let lock = early.evidence.as_ref().expect("evidence"); // ok: unit test
     let mut evidence = lock.lock().expect("lock"); // ok: unit test
-                                                   // Batch 1 settles the build; batch 2's worker got the lock next.
+
+    // Batch 1 settles the build; batch 2's worker got the lock next.
     early.fold_evidence(&mut evidence, 1, 1, &sums);
     assert_eq!(early.current(), settled_on);
     early.fold_evidence(&mut evidence, 2, 1, &sums);
