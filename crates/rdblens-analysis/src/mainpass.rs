@@ -456,10 +456,12 @@ enum Source<'a, 'w> {
 }
 
 impl<'a> Source<'a, '_> {
-    fn next(&self) -> Option<(u64, Batch<'a>)> {
+    /// The next batch's number, its records in `batch` (a worker's own
+    /// vector, handed back every time).
+    fn next_into(&self, batch: &mut Batch<'a>) -> Option<u64> {
         match self {
-            Source::Walk(w) => w.next(|_| true),
-            Source::Spans(q) => q.next(),
+            Source::Walk(w) => w.next_into(|_| true, batch),
+            Source::Spans(q) => q.next_into(batch),
         }
     }
 
@@ -495,7 +497,8 @@ fn run(
         if let Some(stats) = seeds.lock().ok().and_then(|mut s| s.pop()) {
             worker.stats[slot(p.profile.quantum)] = Some(stats);
         }
-        while let Some((seq, batch)) = source.next() {
+        let mut batch = Vec::new();
+        while let Some(seq) = source.next_into(&mut batch) {
             worker.fold(p, &opts.filter, releaser, &early, (seq, &batch));
         }
         worker.finish();

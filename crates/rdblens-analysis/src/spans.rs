@@ -74,10 +74,12 @@ impl<'a, 'w> SpanQueue<'a, 'w> {
         }
     }
 
-    /// The next batch and its number, with the entries `filter` admits as
-    /// the first walk had them; `None` once all are taken (or another
-    /// worker panicked holding the lock).
-    pub fn next(&self) -> Option<(u64, Batch<'a>)> {
+    /// The next batch's number, its records in `batch` (emptied first; see
+    /// `Walker::next_batch_into`): the entries `filter` admits as the first
+    /// walk had them; `None` once all are taken (or another worker panicked
+    /// holding the lock).
+    pub fn next_into(&self, batch: &mut Batch<'a>) -> Option<u64> {
+        batch.clear();
         let (seq, span) = {
             let mut next = self.next.lock().ok()?;
             let taken = *self.spans.get(*next)?;
@@ -90,7 +92,6 @@ impl<'a, 'w> SpanQueue<'a, 'w> {
             }
             taken
         };
-        let mut batch = Vec::new();
         let mut records = self.rdb.records_at(span.start, span.db);
         let mut cursor = self.known.cursor_at(span.start);
         while let Some(record) = self.known.next_record(&mut records, &mut cursor) {
@@ -113,7 +114,7 @@ impl<'a, 'w> SpanQueue<'a, 'w> {
                 Err(_) => break,
             }
         }
-        Some((seq, batch))
+        Some(seq)
     }
 }
 
@@ -171,13 +172,16 @@ mod tests {
                     .map(|seq| (seq, Span::of(&walked[seq as usize]).expect("span"))) // ok: unit test
                     .collect();
                 let queue = SpanQueue::new(&rdb, wanted.clone(), known_lens.clone(), &filter, None);
-                let again: Vec<(u64, Batch<'_>)> = std::iter::from_fn(|| queue.next()).collect();
-                assert_eq!(again.len(), wanted.len());
-                for (i, (seq, batch)) in again.iter().enumerate() {
-                    assert_eq!(*seq, 2 * i as u64, "in order");
-                    assert_eq!(shape(batch), shape(&walked[*seq as usize]));
+                // One vector handed back every time, as a worker does.
+                let mut batch = Vec::new();
+                let mut taken = 0;
+                while let Some(seq) = queue.next_into(&mut batch) {
+                    assert_eq!(seq, 2 * taken, "in order");
+                    assert_eq!(shape(&batch), shape(&walked[seq as usize]));
                     compared += batch.len();
+                    taken += 1;
                 }
+                assert_eq!(taken, wanted.len() as u64);
             }
         }
         // The entries of the even batches: of 222 keys (all walks), 111 +

@@ -1,7 +1,7 @@
 //! Finds where entries start and end (cheap: lengths are prefixed) and
 //! hands them out in batches, hashing the file for its checksum on the way.
 //!
-//! Pulled, not pushed: workers take turns calling [`Walker::next_batch`]
+//! Pulled, not pushed: workers take turns calling [`Walker::next_batch_into`]
 //! under a lock and then decode the batch they walked, on the core whose
 //! cache the walk (and the checksum running ahead of it) has just filled.
 //! A walker thread of its own handed every batch to another core and added
@@ -189,11 +189,24 @@ impl<'a, 'w> Walker<'a, 'w> {
 
     /// The next batch of entries the filter admits; `None` once the file
     /// has ended (or stopped at damage, see [`Self::finish`]).
+    #[cfg(test)]
     pub fn next_batch(&mut self) -> Option<Batch<'a>> {
+        let mut batch = Vec::new();
+        self.next_batch_into(&mut batch).then_some(batch)
+    }
+
+    /// [`Self::next_batch`] into `batch` (emptied first): false, with
+    /// `batch` empty, once the file has ended. A worker hands the same
+    /// vector back batch after batch: a fresh one per batch (4,096 records,
+    /// 700 KB) was new heap pages to fault in every time, and with musl's
+    /// allocator an `mmap` and `munmap` per batch (docs/performance.md,
+    /// session 21).
+    pub fn next_batch_into(&mut self, batch: &mut Batch<'a>) -> bool {
+        batch.clear();
         if self.done {
-            return None;
+            return false;
         }
-        let mut batch = Vec::with_capacity(self.batch_entries);
+        batch.reserve(self.batch_entries);
         let mut batch_bytes = 0;
         loop {
             // Kept in its Option until pushed: each rebinding was a memcpy.
@@ -239,7 +252,7 @@ impl<'a, 'w> Walker<'a, 'w> {
                         // The batch is registered in flight: nothing of it goes.
                         r.walked_to(offset);
                     }
-                    return Some(batch);
+                    return true;
                 }
                 continue;
             }
@@ -248,7 +261,7 @@ impl<'a, 'w> Walker<'a, 'w> {
                 break;
             }
         }
-        (!batch.is_empty()).then_some(batch)
+        !batch.is_empty()
     }
 
     fn other_record(&mut self, record: &rdblens_parser::Result<Record<'a>>) {
@@ -338,13 +351,20 @@ impl<'a, 'w> SharedWalker<'a, 'w> {
     /// (called under the lock, so it may wait); `None` at the end, when
     /// refused, or when another worker panicked holding the lock.
     pub fn next(&self, may_take: impl FnOnce(u64) -> bool) -> Option<(u64, Batch<'a>)> {
+        let mut batch = Vec::new();
+        self.next_into(may_take, &mut batch).map(|seq| (seq, batch))
+    }
+
+    /// [`Self::next`] into `batch` (see [`Walker::next_batch_into`]):
+    /// the batch's number, or `None` as there.
+    pub fn next_into(&self, may_take: impl FnOnce(u64) -> bool, batch: &mut Batch<'a>) -> Option<u64> {
+        batch.clear();
         let mut w = self.inner.lock().ok()?;
-        if !may_take(w.1) {
+        if !may_take(w.1) || !w.0.next_batch_into(batch) {
             return None;
         }
-        let batch = w.0.next_batch()?;
         w.1 += 1;
-        Some((w.1 - 1, batch))
+        Some(w.1 - 1)
     }
 
     /// The walk's outcome; `None` if a worker panicked holding the lock.
@@ -411,6 +431,36 @@ pub(crate) mod tests {
             let knowing = shapes(SharedWalker::over(&rdb, &opts, None).knowing(lens.clone()));
             assert_eq!(plain.iter().map(Vec::len).sum::<usize>(), 222);
             assert_eq!(knowing, plain);
+        }
+    }
+
+    /// One vector handed back batch after batch (as each worker of a pass
+    /// does) holds the batches new vectors do, at any batch size, and is
+    /// empty after the last.
+    #[test]
+    fn a_vector_handed_back_holds_the_batches_new_ones_do() {
+        let data = all_types();
+        let rdb = Rdb::new(&data).expect("rdb"); // ok: unit test
+        for batch_entries in [1, 3, 50, 1000] {
+            let opts = crate::options::Options {
+                batch_entries,
+                ..Default::default()
+            };
+            let fresh = shapes(SharedWalker::over(&rdb, &opts, None));
+            let walker = SharedWalker::over(&rdb, &opts, None);
+            let mut batch = Vec::new();
+            let mut reused = Vec::new();
+            while let Some(seq) = walker.next_into(|_| true, &mut batch) {
+                assert_eq!(seq, reused.len() as u64);
+                reused.push(
+                    crate::pipeline::entries(&batch)
+                        .map(|e| (e.offset, e.db, e.record_len, e.value_offset, e.value.len()))
+                        .collect::<Vec<Shape>>(),
+                );
+            }
+            assert!(batch.is_empty());
+            assert_eq!(reused, fresh);
+            assert_eq!(reused.iter().map(Vec::len).sum::<usize>(), 222);
         }
     }
 
