@@ -1,5 +1,5 @@
 //! The report's analysis of one file: rayon workers take turns at the
-//! [`Walker`], each decodes the batch it walked, estimates memory and folds
+//! [`Walker`](crate::walker::Walker), each decodes the batch it walked, estimates memory and folds
 //! the facts into its own [`KeyStats`]; those merge into one.
 //!
 //! On a big dump the allocator build the estimates assume is decided by

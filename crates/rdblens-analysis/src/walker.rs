@@ -187,16 +187,16 @@ impl<'a, 'w> Walker<'a, 'w> {
         }
     }
 
-    /// The next batch of entries the filter admits; `None` once the file
-    /// has ended (or stopped at damage, see [`Self::finish`]).
+    /// [`Self::next_batch_into`] into a new vector.
     #[cfg(test)]
     pub fn next_batch(&mut self) -> Option<Batch<'a>> {
         let mut batch = Vec::new();
         self.next_batch_into(&mut batch).then_some(batch)
     }
 
-    /// [`Self::next_batch`] into `batch` (emptied first): false, with
-    /// `batch` empty, once the file has ended. A worker hands the same
+    /// The next batch of entries the filter admits, into `batch` (emptied
+    /// first); false, with `batch` empty, once the file has ended (or
+    /// stopped at damage, see [`Self::finish`]). A worker hands the same
     /// vector back batch after batch: a fresh one per batch (4,096 records,
     /// 700 KB) was new heap pages to fault in every time, and with musl's
     /// allocator an `mmap` and `munmap` per batch (docs/performance.md,
