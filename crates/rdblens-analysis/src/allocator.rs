@@ -175,7 +175,7 @@ impl Sums {
 
     /// Adds a taken key's estimates (quantum 8, quantum 16), taken with odds `p`.
     pub(crate) fn add(&mut self, p: f64, q8: &Estimate, q16: &Estimate) {
-        let (y8, y16) = (used_by(q8), used_by(q16));
+        let (y8, y16) = (q8.adds_to_used_memory() as f64, q16.adds_to_used_memory() as f64);
         self.q8 += y8 / p;
         self.q16 += y16 / p;
         // Var of the HT sum under independent draws: sum over taken keys
@@ -201,11 +201,6 @@ impl Sums {
         }
         .decide()
     }
-}
-
-/// What a key adds to `used_memory` besides the keyspace bucket arrays.
-fn used_by(e: &Estimate) -> f64 {
-    (e.memory.unwrap_or(0) + e.keyspace_overhead - e.bucket_share + e.allocator_slack) as f64
 }
 
 /// The choice made without evidence (a flag, another target than the

@@ -12,6 +12,7 @@ use crate::acc::top::{KeyRecord, Metric, TopKeys};
 use crate::shard::ShardStats;
 use crate::slot::SLOTS;
 use crate::summary::{KeyStats, Summary, DAMAGE_KEPT, SUMMARY_VERSION};
+use crate::used_memory::UsedMemory;
 use rdblens_parser::TypeKind;
 
 mod acc;
@@ -287,6 +288,9 @@ impl Summary {
                     c.count("keys", f.keys)?;
                     c.count("functions", f.functions)?;
                     c.count("module_aux", f.module_aux)?;
+                    if let Some(u) = &f.used_memory {
+                        c.at("used_memory", |c| used_memory(c, u))?;
+                    }
                     match &f.shard {
                         Some(s) => c.at("shard", |c| shard(c, s)),
                         None => Ok(()),
@@ -308,6 +312,30 @@ impl Summary {
             None => Ok(()),
         }
     }
+}
+
+/// A file's `used_memory` prediction: parts within the bound that add up
+/// to it.
+fn used_memory(c: &mut Checker, u: &UsedMemory) -> Checked {
+    c.count("predicted", u.predicted)?;
+    c.count("values", u.values)?;
+    c.count("keyspace", u.keyspace)?;
+    c.count("value_rounding", u.value_rounding)?;
+    c.count("usage_overcount", u.usage_overcount)?;
+    c.count("baseline", u.baseline)?;
+    c.count("unestimated_keys", u.unestimated_keys)?;
+    // Each part is at most 2^53: the sum cannot overflow.
+    let parts = (u.values + u.keyspace + u.value_rounding + u.baseline).saturating_sub(u.usage_overcount);
+    if parts != u.predicted {
+        return Err(c.fail_at(
+            "predicted",
+            format!(
+                "{}, but values + keyspace + value_rounding + baseline - usage_overcount is {parts}",
+                u.predicted
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// A file's own figures.
@@ -393,6 +421,14 @@ fn key_stats(c: &mut Checker, s: &Summary) -> Checked {
             "totals.keys",
             totals.keys,
         )
+    })?;
+    c.at("used_memory", |c| {
+        let u = &k.used_memory;
+        c.count("values", u.values)?;
+        c.count("keyspace_entries", u.keyspace_entries)?;
+        c.count("value_rounding", u.value_rounding)?;
+        c.count("usage_overcount", u.usage_overcount)?;
+        c.at_most("unestimated_keys", u.unestimated_keys, "totals.keys", totals.keys)
     })?;
     // Accumulators a run left empty (fewer report sections) are not
     // checked; a summary read from a file has them all.

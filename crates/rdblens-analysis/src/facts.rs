@@ -41,6 +41,15 @@ pub struct KeyFacts<'k> {
     pub compact_memory: Option<u64>,
     /// Bytes the keyspace spends on the key beyond `MEMORY USAGE` (bucket share, allocator rounding, expires entry).
     pub keyspace_overhead: u64,
+    /// The part of `keyspace_overhead` that is the key's guessed share of
+    /// the bucket arrays (counted exactly per database for `used_memory`).
+    pub bucket_share: u64,
+    /// Allocator rounding inside the value that `MEMORY USAGE` leaves out
+    /// (dict entries, quicklist nodes and dict structs counted by `sizeof`).
+    pub value_rounding: u64,
+    /// What `MEMORY USAGE` counts that the server does not allocate for the
+    /// key (a shared integer's object, a stream's rough rax figure).
+    pub usage_overcount: u64,
     /// Absolute expiry time in unix ms; `None` without a TTL.
     pub expiry_ms: Option<i64>,
     /// LRU idle time in seconds, when the file records it (LRU eviction policies).
@@ -78,6 +87,9 @@ impl<'k> KeyFacts<'k> {
             memory_estimated: true,
             compact_memory: None,
             keyspace_overhead: 8,
+            bucket_share: 0,
+            value_rounding: 0,
+            usage_overcount: 0,
             expiry_ms,
             idle_seconds: None,
             lfu_freq: None,
@@ -236,6 +248,9 @@ pub(crate) fn facts_of<'k>(
         memory_estimated: estimate.memory.is_some(),
         compact_memory: estimate.compact_memory,
         keyspace_overhead: estimate.keyspace_overhead,
+        bucket_share: estimate.bucket_share,
+        value_rounding: estimate.allocator_slack,
+        usage_overcount: estimate.usage_overcount,
         expiry_ms: entry.expiry.map(|e| e.unix_ms),
         idle_seconds: entry.idle_seconds,
         lfu_freq: entry.lfu_freq,

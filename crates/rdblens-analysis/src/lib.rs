@@ -45,6 +45,7 @@ pub mod slot;
 mod spans;
 mod summary;
 mod summary_file;
+mod used_memory;
 mod walker;
 
 pub use check::{CheckError, MAX_COUNT};
@@ -68,3 +69,4 @@ pub use summary::{
     MergeError, Summary, DAMAGE_KEPT, SUMMARY_VERSION,
 };
 pub use summary_file::{Merger, SummaryError, SummaryFile, FORMAT, MAX_SUMMARY_BYTES};
+pub use used_memory::{UsedMemory, UsedMemorySums};

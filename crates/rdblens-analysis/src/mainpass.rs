@@ -98,10 +98,18 @@ fn analyze(
     };
     stats.finish();
     let settings = p.settings.clone();
+    // A prediction for the server that loads the file: of every key, or none.
+    // A server refuses a dump with a damaged value: no prediction for one.
+    let whole = opts.filter.is_empty() && outcome.error.is_none() && stats.damaged_keys == 0;
+    let profile = p.profile.clone();
+    let mut file = file_info(path, p, outcome).with_shard(&stats);
+    if whole {
+        file = file.with_used_memory(&profile, &stats);
+    }
     Ok(Summary {
         summary_version: SUMMARY_VERSION,
         settings,
-        files: vec![file_info(path, p, outcome).with_shard(&stats)],
+        files: vec![file],
         keys: stats,
     })
 }

@@ -333,6 +333,7 @@ pub(crate) fn file_info(path: &str, p: Prepared<'_>, outcome: WalkOutcome) -> Fi
             .chain(outcome.checksum_mismatch.map(|m| m.to_string()))
             .collect(),
         shard: None,
+        used_memory: None,
     }
 }
 

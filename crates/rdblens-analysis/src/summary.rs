@@ -5,7 +5,7 @@
 use crate::acc::empty::{is_dropped_on_load, EmptyCollections};
 use std::collections::BTreeMap;
 
-use rdblens_memory::Encoding;
+use rdblens_memory::{Encoding, Profile};
 use rdblens_parser::TypeKind;
 use serde::{Deserialize, Serialize};
 
@@ -29,6 +29,7 @@ use crate::keyshape::KeyShape;
 use crate::options::Accumulators;
 use crate::settings::{join_differences, Difference, Settings};
 use crate::shard::ShardStats;
+use crate::used_memory::{UsedMemory, UsedMemorySums};
 
 /// Version of the summary layout; bumped on incompatible changes.
 pub const SUMMARY_VERSION: u32 = 5;
@@ -74,6 +75,10 @@ pub struct KeyStats {
     pub value_sizes: Groups<ValueSizes>,
     /// LZF compression across the keys' strings and blobs.
     pub compression: Compression,
+    /// What the keys add to `used_memory` (absent from summaries of
+    /// versions before it: zero there, and their files carry no prediction).
+    #[serde(default)]
+    pub used_memory: UsedMemorySums,
     /// Keys measured against the compact-encoding limits of the target server.
     pub limits: Limits,
     /// The biggest keys, one bounded list per metric.
@@ -131,6 +136,7 @@ impl KeyStats {
             elements: Groups::default(),
             value_sizes: Groups::default(),
             compression: Compression::default(),
+            used_memory: UsedMemorySums::default(),
             limits: Limits::new(s.top),
             top: TopSet::new(s.top),
             key_names: KeyNames::new(s.separator),
@@ -173,6 +179,7 @@ impl KeyStats {
         self.rdb_types.slot_static(f.rdb_type).add(f);
         self.elements.slot_static(f.kind.name()).add(f.elements);
         self.value_sizes.slot_static(f.kind.name()).add(f);
+        self.used_memory.add(f);
         if f.lzf_stored_bytes > 0 {
             self.compression.compressed_values += 1;
             self.compression.stored_bytes += f.lzf_stored_bytes;
@@ -263,6 +270,7 @@ impl KeyStats {
         c.uncompressed_bytes = c
             .uncompressed_bytes
             .saturating_add(o.compression.uncompressed_bytes);
+        self.used_memory.merge(&o.used_memory);
         self.limits.merge(o.limits);
         self.top.merge(o.top);
         self.key_names.merge(o.key_names);
@@ -466,6 +474,11 @@ pub struct FileInfo {
     /// The file's own figures, for the per-shard breakdown of a combined report.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<ShardStats>,
+    /// `used_memory` predicted for the target server once it has loaded
+    /// the file; absent when key filters left keys out or the walk stopped
+    /// early (and in summaries of versions before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub used_memory: Option<UsedMemory>,
 }
 
 impl FileInfo {
@@ -482,6 +495,13 @@ impl FileInfo {
     /// With the per-shard figures of `keys`, this file's statistics.
     pub fn with_shard(mut self, keys: &KeyStats) -> Self {
         self.shard = Some(ShardStats::of(keys));
+        self
+    }
+
+    /// With the `used_memory` `profile`'s server would hold after loading
+    /// the keys of `keys`, every key of the file (no filter, a whole walk).
+    pub fn with_used_memory(mut self, profile: &Profile, keys: &KeyStats) -> Self {
+        self.used_memory = Some(UsedMemory::predict(profile, &keys.used_memory, &keys.databases));
         self
     }
 }

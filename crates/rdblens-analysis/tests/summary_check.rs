@@ -175,3 +175,31 @@ fn summaries_of_other_filters_or_targets_do_not_merge() {
         )
     );
 }
+
+#[test]
+fn a_used_memory_prediction_whose_parts_do_not_add_up_is_refused() {
+    let r = parse_edited(|d| {
+        let u = &mut d["summary"]["files"][0]["used_memory"];
+        let predicted = u["predicted"].as_u64().unwrap();
+        u["predicted"] = (predicted + 1).into();
+    });
+    let e = r.unwrap_err().to_string();
+    assert!(
+        e.starts_with("a.json: damaged rdblens summary file: summary.files[0].used_memory.predicted: "),
+        "{e}"
+    );
+    assert!(
+        e.contains("but values + keyspace + value_rounding + baseline - usage_overcount is"),
+        "{e}"
+    );
+    let r = parse_edited(|d| d["summary"]["files"][0]["used_memory"]["keyspace"] = (u64::MAX / 2).into());
+    assert_eq!(
+        r,
+        invalid("summary.files[0].used_memory.keyspace: 9223372036854775807 is over the limit of summaries (2^53)")
+    );
+    // Summaries of versions before it have none: the report leaves it out.
+    let r = parse_edited(|d| {
+        d["summary"]["files"][0].as_object_mut().unwrap().remove("used_memory");
+    });
+    assert!(r.unwrap().summary.files[0].used_memory.is_none());
+}

@@ -105,14 +105,34 @@ pub struct Estimate {
     /// several keys ([`price_part`]).
     pub shape: Shape,
     /// The part of `keyspace_overhead` that is this key's guessed share of
-    /// the keyspace bucket arrays (a database's arrays are known exactly
-    /// from its key count: see [`allocator::keyspace_tables`]).
+    /// the keyspace bucket arrays, where a database's arrays are known
+    /// exactly from its key count ([`allocator::keyspace_tables`]); 0 where
+    /// the per-key shares stand for the arrays (Redis 8.2+, Valkey 8.1+).
     pub bucket_share: u64,
     /// Allocator rounding `MEMORY USAGE` leaves out inside the value: dict
     /// entries, quicklist nodes and dict structs it counts by `sizeof`
-    /// (24 and 40 bytes are 32 and 48 on a quantum-16 build). With
-    /// `memory` and `keyspace_overhead`, what the key adds to `used_memory`.
+    /// (24 and 40 bytes are 32 and 48 on a quantum-16 build); for a
+    /// stream up to Redis 8.0, how far its allocations exceed the rough
+    /// figure `MEMORY USAGE` counts its raxes at, if they do.
     pub allocator_slack: u64,
+    /// What `MEMORY USAGE` counts that the server does not allocate for
+    /// the key: the robj of an integer the key shares, and, for a stream
+    /// up to Redis 8.0, how far the rough figure of its raxes exceeds
+    /// their allocations.
+    pub usage_overcount: u64,
+}
+
+impl Estimate {
+    /// What the key adds to `used_memory` besides the keyspace bucket
+    /// arrays (which [`allocator::keyspace_tables`] counts per database):
+    /// its `MEMORY USAGE` (0 for module values), what the keyspace spends
+    /// beyond it but the bucket share, plus the allocations inside the
+    /// value that `MEMORY USAGE` leaves out, less what it counts that is
+    /// not allocated for the key.
+    pub fn adds_to_used_memory(&self) -> u64 {
+        (self.memory.unwrap_or(0) + self.keyspace_overhead - self.bucket_share + self.allocator_slack)
+            .saturating_sub(self.usage_overcount)
+    }
 }
 
 /// Estimates `entry` as `profile`'s server would hold it after loading it.
@@ -195,7 +215,11 @@ impl<'p> Estimator<'p> {
                 string_int: facts.int,
                 ..Shape::default()
             };
-            return Ok(self.finish(model::string::of(Some(facts), &ctx), None, &ctx, shape));
+            let lru_or_lfu = entry.idle_seconds.is_some() || entry.lfu_freq.is_some();
+            return Ok(Estimate {
+                usage_overcount: model::string::shared_overcount(facts, &ctx, lru_or_lfu),
+                ..self.finish(model::string::of(Some(facts), &ctx), None, &ctx, shape)
+            });
         }
         let mut collector = self.collector(entry);
         entry.visit_with(scratch, &mut Tee(&mut collector, also))?;
@@ -304,6 +328,7 @@ impl<'p> Estimator<'p> {
             keyspace_overhead: model::keyspace::overhead(ctx),
             bucket_share: model::keyspace::bucket_share(ctx),
             allocator_slack: facts.map_or(0, |f| model::allocator_slack(f, value.encoding, ctx)),
+            usage_overcount: facts.map_or(0, |f| model::usage_overcount(f, ctx)),
             shape,
         }
     }

@@ -136,6 +136,7 @@ pub fn price_part(
             facts.string = Some(StringFacts {
                 len: part,
                 int: shape.string_int,
+                small_int: false,
             });
             ValueType::String
         }
@@ -168,6 +169,8 @@ pub fn price_part(
                 tree_usage: s(shape.stream_tree_usage),
                 tree_allocated: s(shape.stream_tree_allocated),
                 groups: s(shape.stream_groups),
+                // A priced part is read for its MEMORY USAGE only.
+                allocated: 0,
             });
             ValueType::StreamListpacks3
         }
@@ -192,6 +195,8 @@ pub fn price_part(
         keyspace_overhead: model::keyspace::overhead(&ctx),
         bucket_share: model::keyspace::bucket_share(&ctx),
         allocator_slack: model::allocator_slack(&facts, value.encoding, &ctx),
+        // A priced part is read for its MEMORY USAGE only.
+        usage_overcount: 0,
         shape: Shape::default(),
     }
 }

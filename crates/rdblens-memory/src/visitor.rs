@@ -19,26 +19,37 @@ use crate::sds;
 use crate::version::Family;
 
 /// A string value.
+/// `OBJ_SHARED_INTEGERS` (server.h): the integers a server keeps one
+/// object each of.
+const SHARED_INTEGERS: i64 = 10_000;
+
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct StringFacts {
     pub len: u64,
     /// Loads as an `int` object (canonical decimal i64).
     pub int: bool,
+    /// An `int` of 0-9999: a server may point the key at its shared object.
+    pub small_int: bool,
 }
 
 impl StringFacts {
     pub fn of(value: RdbString<'_>) -> StringFacts {
         let len = value.len() as u64;
         let int = match value {
-            RdbString::Int(_) => true,
-            RdbString::Raw(b) => rdblens_parser::parse_canonical_int(b).is_some(),
+            RdbString::Int(v) => Some(v),
+            RdbString::Raw(b) => rdblens_parser::parse_canonical_int(b),
             // Writers compress only strings over 20 bytes; an i64 has at most 20.
-            RdbString::Lzf { len, .. } if len > 20 => false,
+            RdbString::Lzf { len, .. } if len > 20 => None,
             RdbString::Lzf { .. } => value
                 .to_cow()
-                .is_ok_and(|b| rdblens_parser::parse_canonical_int(&b).is_some()),
+                .ok()
+                .and_then(|b| rdblens_parser::parse_canonical_int(&b)),
         };
-        StringFacts { len, int }
+        StringFacts {
+            len,
+            int: int.is_some(),
+            small_int: int.is_some_and(|v| (0..SHARED_INTEGERS).contains(&v)),
+        }
     }
 }
 

@@ -100,6 +100,7 @@ const LOW_VALUE: &[&str] = &[
     "max elem",
     "share of memory",
     "expiring",
+    "used_memory",
     "not listed",
     "listed",
     "savings",

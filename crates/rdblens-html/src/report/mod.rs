@@ -87,6 +87,25 @@ fn overview(d: &Value) -> String {
         &bytes(u(t, "memory")),
         &format!("+{} keyspace overhead", bytes(u(t, "keyspace_overhead"))),
     ));
+    if let Some(used) = d.get("used_memory").filter(|v| v.is_object()) {
+        let files = arr(d, "files");
+        let saved = match files {
+            [f] => f["aux"]["used-mem"].as_str().and_then(|v| v.parse::<u64>().ok()),
+            _ => None,
+        };
+        let note = match (saved, files.len()) {
+            (Some(saved), _) => format!("once loaded; used-mem when saved: {}", bytes(saved)),
+            (None, 1) => "once loaded".to_string(),
+            (None, n) => format!("once loaded, {n} servers together"),
+        };
+        out.push_str(&card(
+            "used-memory",
+            "Predicted used_memory",
+            u(used, "predicted"),
+            &bytes(u(used, "predicted")),
+            &note,
+        ));
+    }
     out.push_str(&card(
         "expiring-keys",
         "Keys with a TTL",

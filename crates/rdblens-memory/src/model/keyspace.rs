@@ -50,12 +50,14 @@ pub(crate) fn overhead(ctx: &Ctx<'_>) -> u64 {
     per_key + if ctx.ttl { per_expire } else { 0 }
 }
 
-/// The part of [`overhead`] that is the key's share of the bucket arrays.
+/// The part of [`overhead`] that is the key's share of the bucket arrays
+/// that `allocator::keyspace_tables` counts exactly per database: none
+/// where it counts none (Redis 8.2+, Valkey 8.1+, whose tables the
+/// per-key shares stand for).
 pub(crate) fn bucket_share(ctx: &Ctx<'_>) -> u64 {
     let share = match ctx.rules.era {
         Era::Legacy | Era::Dict => DICT_BUCKET_SHARE,
-        Era::Kvobj => DICT_BUCKET_SHARE + KVOBJ_COLLISION_SHARE,
-        Era::ValkeyObject => VALKEY_BUCKET_SHARE,
+        Era::Kvobj | Era::ValkeyObject => 0,
     };
     share * if ctx.ttl { 2 } else { 1 }
 }

@@ -176,6 +176,19 @@ pub(crate) fn allocator_slack(facts: &Facts, encoding: crate::Encoding, ctx: &Ct
             facts.count * round(24) + round(r.dict)
         }
         crate::Encoding::Quicklist => (facts.list.nodes + 1) * round(r.ql_node),
-        _ => 0,
+        _ => facts
+            .stream
+            .as_ref()
+            .map_or(0, |s| s.allocation_gap(r).max(0) as u64),
     }
+}
+
+/// What `MEMORY USAGE` counts inside the value that the server does not
+/// allocate: for a stream up to Redis 8.0, how far the rough figure of its
+/// raxes exceeds their allocations (strings: `string::shared_overcount`).
+pub(crate) fn usage_overcount(facts: &Facts, ctx: &Ctx<'_>) -> u64 {
+    facts
+        .stream
+        .as_ref()
+        .map_or(0, |s| s.allocation_gap(ctx.rules).min(0).unsigned_abs())
 }

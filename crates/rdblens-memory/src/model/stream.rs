@@ -27,6 +27,11 @@ pub(crate) struct StreamFacts {
     pub tree_allocated: u64,
     /// Everything the consumer groups add, as the target counts it.
     pub groups: u64,
+    /// Redis ≤ 8.0 and Valkey 8.0: what the stream really allocates
+    /// besides its object header (struct, raxes, listpacks, groups), where
+    /// `MEMORY USAGE` counts the raxes roughly; for `used_memory`. Later
+    /// releases count allocations: 0 there.
+    pub allocated: u64,
 }
 
 impl StreamFacts {
@@ -50,8 +55,65 @@ impl StreamFacts {
             Era::ValkeyObject => groups_allocated(rules, s),
             Era::Legacy | Era::Dict => groups_estimated(rules, s),
         };
+        if matches!(rules.era, Era::Legacy | Era::Dict) {
+            // sizeof(stream): 40 bytes before 7.0 (which MEMORY USAGE
+            // left out before 6.2), 80 from 7.0.
+            facts.allocated = rules.j(rules.stream_struct.max(40))
+                + legacy_rax(rules, &tree)
+                + facts.lp_rounded
+                + groups_legacy(rules, s);
+        }
         facts
     }
+
+    /// Allocations minus what `MEMORY USAGE` counts for the value, header
+    /// aside (the rough rax figure of Redis ≤ 8.0 is most of it, either
+    /// way); 0 where it counts allocations.
+    pub fn allocation_gap(&self, rules: &Rules) -> i64 {
+        match rules.era {
+            Era::Legacy | Era::Dict => {
+                let lps = if rules.stream_lp_rounded {
+                    self.lp_rounded
+                } else {
+                    self.lp_raw
+                };
+                let counted = rules.stream_struct + self.tree_usage + lps + self.groups;
+                self.allocated as i64 - counted as i64
+            }
+            Era::Kvobj | Era::ValkeyObject => 0,
+        }
+    }
+}
+
+/// A rax as Redis ≤ 8.0 allocates it: its 24-byte struct (head, numele,
+/// numnodes) and its nodes.
+fn legacy_rax(rules: &Rules, rax: &Rax) -> u64 {
+    rules.j(24) + rax.allocated
+}
+
+/// Redis ≤ 8.0, Valkey 8.0: the consumer groups as allocated on load
+/// (t_stream.c `streamCreateCG`, `streamCreateNACK`,
+/// `streamCreateConsumer`): the `cgroups` rax by name, per group its
+/// struct, PEL rax with a 24-byte NACK per entry and consumers rax, per
+/// consumer its struct, name sds and PEL rax (pointing at the group's
+/// NACKs).
+fn groups_legacy(rules: &Rules, s: &StreamValue<'_>) -> u64 {
+    if s.groups.is_empty() {
+        return 0;
+    }
+    let mut total = legacy_rax(rules, &name_rax(rules, s.groups.iter().map(|g| &g.name)));
+    for g in &s.groups {
+        let pel = id_rax(rules, g.pending.iter().map(|p| p.id));
+        let consumers = name_rax(rules, g.consumers.iter().map(|c| &c.name));
+        total += rules.j(rules.stream_cg) + legacy_rax(rules, &pel) + legacy_rax(rules, &consumers);
+        total += rules.j(24) * pel.elements;
+        for c in &g.consumers {
+            let cpel = id_rax(rules, c.pending.iter().copied());
+            let name = crate::sds::request(c.name.len() as u64, rules.sds_tight);
+            total += rules.j(rules.stream_consumer) + rules.j(name) + legacy_rax(rules, &cpel);
+        }
+    }
+    total
 }
 
 pub(crate) fn estimate(facts: &Facts, ctx: &Ctx<'_>) -> Value {

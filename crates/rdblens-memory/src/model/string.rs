@@ -13,6 +13,24 @@ pub(crate) fn estimate(facts: &Facts, ctx: &Ctx<'_>) -> Value {
     of(facts.string, ctx)
 }
 
+/// What `MEMORY USAGE` counts for a string that the server does not
+/// allocate for it: an `int` of 0-9999 is counted as its robj, but up to
+/// Redis 8.0 and Valkey 8.0 the loader points the key at the shared object
+/// for that integer instead (object.c `tryObjectEncoding`,
+/// `createStringObjectFromLongLongForValue`), unless an LRU or LFU
+/// maxmemory policy forbids sharing; a writer with such a policy records
+/// each key's idle time or frequency (`lru_or_lfu`), which is taken as the
+/// target's policy. Later releases embed the key in the value's object, so
+/// nothing is shared.
+pub(crate) fn shared_overcount(string: StringFacts, ctx: &Ctx<'_>, lru_or_lfu: bool) -> u64 {
+    let shares = matches!(ctx.rules.era, Era::Legacy | Era::Dict) && !lru_or_lfu;
+    if shares && string.small_int {
+        ctx.rules.j(16)
+    } else {
+        0
+    }
+}
+
 /// The estimate of a string value from its facts alone.
 pub(crate) fn of(string: Option<StringFacts>, ctx: &Ctx<'_>) -> Value {
     let r = ctx.rules;

@@ -13,7 +13,7 @@ mod sizes;
 use rdblens_analysis::acc::access::Access;
 use rdblens_analysis::acc::counter::Counter;
 use rdblens_analysis::acc::empty::EmptyCollections;
-use rdblens_analysis::{Compression, Damage, FileInfo, Summary};
+use rdblens_analysis::{Compression, Damage, FileInfo, Summary, UsedMemory};
 use rdblens_audit::{Audit, Counts, Finding, RuleSummary};
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
@@ -64,6 +64,11 @@ pub struct ReportJson<'s> {
     pub now_ms: i64,
     /// Figures of every key.
     pub totals: &'s Counter,
+    /// `used_memory` predicted once the target server (one per file) has
+    /// loaded the keys, summed over the files; absent unless every file
+    /// has a prediction (no key filter, a whole walk, no damaged value).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub used_memory: Option<UsedMemory>,
     /// Per database, by number.
     pub databases: Vec<Group<'s>>,
     /// Per type.
@@ -213,6 +218,7 @@ impl<'s> ReportJson<'s> {
                 .collect(),
             now_ms: s.settings.now_ms,
             totals: &k.totals,
+            used_memory: UsedMemory::total(s.files.iter().map(|f| f.used_memory.as_ref())),
             databases: groups(&k.databases),
             types: groups(&k.types),
             shards: on(Section::Shards).then(|| shards::build(s)),

@@ -19,6 +19,9 @@ pub struct ShardJson<'s> {
     pub totals: Counter,
     /// Share of all memory (0-1).
     pub memory_share: f64,
+    /// `used_memory` predicted once the file is loaded (null without a
+    /// prediction: key filters, a damaged file).
+    pub predicted_used_memory: Option<u64>,
     /// The biggest key by estimated memory (null without keys or with `--top 0`).
     pub biggest_key: Option<&'s KeyRecord>,
     /// Slots holding keys.
@@ -94,6 +97,7 @@ pub(crate) fn build(s: &Summary) -> ShardsJson<'_> {
                 path: &f.path,
                 totals,
                 memory_share: ratio(totals.memory, total_memory).unwrap_or(0.0),
+                predicted_used_memory: f.used_memory.map(|u| u.predicted),
                 biggest_key: shard.and_then(|x| x.biggest.as_ref()),
                 slots_used: shard.map_or(0, |x| x.slots_used()),
                 slot_ranges: shard.map_or(String::new(), |x| format_ranges(&x.slot_ranges)),

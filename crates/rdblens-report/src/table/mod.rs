@@ -17,6 +17,39 @@ use crate::model::ReportJson;
 
 pub use expiry::{cluster_figures, cluster_line};
 
+/// A prediction of `used_memory` and its parts, with the `used-mem` the
+/// file recorded when it was saved, where given.
+fn used_memory_line(u: &rdblens_analysis::UsedMemory, saved: Option<u64>) -> String {
+    let mut line = format!(
+        "predicted used_memory once loaded: {} = MEMORY USAGE of the keys {} + keyspace {}",
+        human_bytes(u.predicted),
+        human_bytes(u.values),
+        human_bytes(u.keyspace),
+    );
+    if u.value_rounding > 0 {
+        let _ = write!(
+            line,
+            " + allocations MEMORY USAGE leaves out {}",
+            human_bytes(u.value_rounding)
+        );
+    }
+    if u.usage_overcount > 0 {
+        let _ = write!(
+            line,
+            " - counted but not allocated {}",
+            human_bytes(u.usage_overcount)
+        );
+    }
+    let _ = write!(line, " + idle server {}", human_bytes(u.baseline));
+    if u.unestimated_keys > 0 {
+        let _ = write!(line, ", {} module values left out", thousands(u.unestimated_keys));
+    }
+    if let Some(saved) = saved {
+        let _ = write!(line, "; used-mem when saved: {}", human_bytes(saved));
+    }
+    line
+}
+
 /// The files, the totals, and keys per database and per type: shown
 /// whatever the sections.
 fn overview(out: &mut String, r: &ReportJson<'_>) {
@@ -56,6 +89,10 @@ fn overview(out: &mut String, r: &ReportJson<'_>) {
         if let Some(a) = &f.accuracy {
             let _ = writeln!(out, "  expected accuracy ({}): {}", a.line, a.statement);
         }
+        if let Some(u) = &f.used_memory {
+            let saved = f.aux.get("used-mem").and_then(|v| v.parse::<u64>().ok());
+            let _ = writeln!(out, "  {}", used_memory_line(u, saved));
+        }
     }
     let totals = r.totals;
     let _ = writeln!(
@@ -68,6 +105,14 @@ fn overview(out: &mut String, r: &ReportJson<'_>) {
         human_bytes(totals.keyspace_overhead),
         human_bytes(totals.serialized_bytes)
     );
+    if let (Some(u), true) = (&r.used_memory, r.files.len() > 1) {
+        let _ = writeln!(
+            out,
+            "the {} files, a server each: {}",
+            r.files.len(),
+            used_memory_line(u, None)
+        );
+    }
     if r.empty.keys > 0 {
         let e = r.empty;
         let named: Vec<String> = e

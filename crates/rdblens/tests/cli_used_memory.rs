@@ -1,0 +1,106 @@
+//! `used_memory` once a server has loaded the dump: predicted per file, in
+//! the JSON, the tables and the shards section, against what Debian's
+//! `redis-server` 7.0.15 reported after loading the fixture
+//! (fixtures/used-memory, `benches/dump_oracle.py --used-memory-out`).
+
+mod support;
+
+use serde_json::Value;
+use support::{rdblens, root};
+
+const DUMP: &str = "fixtures/used-memory/redis-7.0.15-debian.rdb";
+
+/// What an idle server holds besides the keys varies by this much across
+/// releases and runs (0.82-1.12 MB; the model assumes 0.95 MB).
+const BASELINE_SPREAD: i64 = 150_000;
+
+fn report(args: &[&str]) -> Value {
+    let out = rdblens()
+        .current_dir(root())
+        .arg("report")
+        .args(args)
+        .args(["--format", "json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    serde_json::from_slice(&out).unwrap()
+}
+
+fn server_used_memory() -> i64 {
+    let text =
+        std::fs::read_to_string(root().join("fixtures/used-memory/redis-7.0.15-debian.used_memory")).unwrap();
+    text.trim().parse().unwrap()
+}
+
+fn field(u: &Value, name: &str) -> i64 {
+    u[name].as_i64().unwrap_or_else(|| panic!("{name} in {u}"))
+}
+
+#[test]
+fn the_prediction_is_what_the_server_used_after_loading_the_dump() {
+    let doc = report(&["--jemalloc-quantum", "16", DUMP]);
+    let u = &doc["files"][0]["used_memory"];
+    let predicted = field(u, "predicted");
+    let truth = server_used_memory();
+    assert!(
+        (predicted - truth).abs() <= BASELINE_SPREAD,
+        "predicted {predicted}, the server used {truth}"
+    );
+    // The parts add up, and MEMORY USAGE alone (with the keyspace) would be
+    // 1.8 MB off: the shared integers and the streams' rough rax figures.
+    let parts = field(u, "values") + field(u, "keyspace") + field(u, "value_rounding") + field(u, "baseline")
+        - field(u, "usage_overcount");
+    assert_eq!(parts, predicted);
+    let usage_only = field(u, "values") + field(u, "keyspace") + field(u, "baseline");
+    assert!(
+        (usage_only - truth).abs() > 10 * BASELINE_SPREAD,
+        "{usage_only} vs {truth}"
+    );
+    assert_eq!(field(u, "values"), doc["totals"]["memory"].as_i64().unwrap());
+    // One file: the total is the file's.
+    assert_eq!(&doc["used_memory"], u);
+}
+
+#[test]
+fn several_files_add_up_and_filters_leave_the_prediction_out() {
+    // Two shards: the fixture and a copy of it.
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("shard-2.rdb");
+    std::fs::copy(root().join(DUMP), &copy).unwrap();
+    let one = report(&["--jemalloc-quantum", "16", DUMP]);
+    let two = report(&["--jemalloc-quantum", "16", DUMP, copy.to_str().unwrap()]);
+    let p = field(&one["used_memory"], "predicted");
+    assert_eq!(field(&two["used_memory"], "predicted"), 2 * p);
+    assert_eq!(
+        field(&two["used_memory"], "baseline"),
+        2 * field(&one["used_memory"], "baseline")
+    );
+    let shards = two["shards"]["shards"].as_array().unwrap();
+    assert!(shards
+        .iter()
+        .all(|s| s["predicted_used_memory"].as_i64() == Some(p)));
+    // A key filter describes part of the server: no prediction.
+    let filtered = report(&["--jemalloc-quantum", "16", "--db", "0", DUMP]);
+    assert!(filtered["files"][0].get("used_memory").is_none());
+    assert!(filtered.get("used_memory").is_none());
+}
+
+#[test]
+fn the_table_names_the_prediction_and_the_saved_used_mem() {
+    let out = rdblens()
+        .current_dir(root())
+        .args(["report", "--jemalloc-quantum", "16", DUMP])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.contains("predicted used_memory once loaded"))
+        .unwrap_or_else(|| panic!("no prediction in:\n{text}"));
+    assert!(line.contains("used-mem when saved: 8.0 MiB"), "{line}");
+}
