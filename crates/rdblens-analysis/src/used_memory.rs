@@ -45,7 +45,7 @@ impl UsedMemorySums {
         } else {
             self.unestimated_keys += 1;
         }
-        self.keyspace_entries += f.keyspace_overhead - f.bucket_share;
+        self.keyspace_entries += f.keyspace_overhead.saturating_sub(f.bucket_share);
         self.value_rounding += f.value_rounding;
         self.usage_overcount += f.usage_overcount;
     }

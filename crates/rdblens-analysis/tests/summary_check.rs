@@ -199,7 +199,10 @@ fn a_used_memory_prediction_whose_parts_do_not_add_up_is_refused() {
     );
     // Summaries of versions before it have none: the report leaves it out.
     let r = parse_edited(|d| {
-        d["summary"]["files"][0].as_object_mut().unwrap().remove("used_memory");
+        d["summary"]["files"][0]
+            .as_object_mut()
+            .unwrap()
+            .remove("used_memory");
     });
     assert!(r.unwrap().summary.files[0].used_memory.is_none());
 }

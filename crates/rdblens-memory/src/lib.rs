@@ -130,8 +130,8 @@ impl Estimate {
     /// value that `MEMORY USAGE` leaves out, less what it counts that is
     /// not allocated for the key.
     pub fn adds_to_used_memory(&self) -> u64 {
-        (self.memory.unwrap_or(0) + self.keyspace_overhead - self.bucket_share + self.allocator_slack)
-            .saturating_sub(self.usage_overcount)
+        let beyond = self.keyspace_overhead.saturating_sub(self.bucket_share) + self.allocator_slack;
+        (self.memory.unwrap_or(0) + beyond).saturating_sub(self.usage_overcount)
     }
 }
 

@@ -521,6 +521,13 @@ fn diff_shows_growth_big_keys_and_new_expiry_clusters() {
     assert_eq!(doc["totals"]["old"]["keys"], 151);
     assert_eq!(doc["totals"]["new"]["keys"], 202);
     assert_eq!(doc["totals"]["delta"]["keys"], 51);
+    // Each side's predicted used_memory, as its own report has it.
+    let predicted = |f: &str| json(&["report", f, "--format", "json"])["used_memory"]["predicted"].as_i64();
+    let (po, pn) = (predicted(s(&old)).unwrap(), predicted(s(&new)).unwrap());
+    assert_eq!(doc["used_memory"]["old"].as_i64(), Some(po));
+    assert_eq!(doc["used_memory"]["new"].as_i64(), Some(pn));
+    assert_eq!(doc["used_memory"]["delta"].as_i64(), Some(pn - po));
+    assert!(pn - po > 48_000, "{po} -> {pn}");
     assert_eq!(counter_delta(&doc["types"], "string")["keys"], 51);
     assert_eq!(counter_delta(&doc["databases"], "0")["keys"], 51);
     let ns = &doc["namespaces"];
@@ -583,6 +590,7 @@ fn diff_shows_growth_big_keys_and_new_expiry_clusters() {
     assert!(back["expiry"]["new_clusters"].as_array().unwrap().is_empty());
 
     let t = stdout_ok(&["diff", s(&old), s(&new)]);
+    assert!(t.contains("predicted used_memory once loaded "), "{t}");
     for heading in [
         "== Types ==",
         "== Encodings ==",

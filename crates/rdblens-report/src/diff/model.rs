@@ -8,7 +8,7 @@ use rdblens_analysis::acc::counter::Counter;
 use rdblens_analysis::acc::expiry::{auto_width, ClusterRule, ExpiryCluster};
 use rdblens_analysis::acc::prefix::PrefixNode;
 use rdblens_analysis::acc::top::{KeyRecord, Metric, TopKeys, TopSet};
-use rdblens_analysis::{KeyName, Summary};
+use rdblens_analysis::{KeyName, Summary, UsedMemory};
 use serde::Serialize;
 
 use crate::options::{ReportOptions, AUTO_BARS};
@@ -77,6 +77,32 @@ pub struct TotalsDiff {
     pub new: Counter,
     /// New minus old.
     pub delta: Delta,
+}
+
+/// The `used_memory` predicted for each side's servers once they have
+/// loaded its files.
+#[derive(Serialize)]
+pub struct UsedMemoryDiff {
+    /// The old side's prediction (summed over its files).
+    pub old: u64,
+    /// The new side's.
+    pub new: u64,
+    /// New minus old.
+    pub delta: i64,
+}
+
+impl UsedMemoryDiff {
+    /// Both sides' predictions, when every file of each has one.
+    fn between(old: &Summary, new: &Summary) -> Option<UsedMemoryDiff> {
+        let total = |s: &Summary| UsedMemory::total(s.files.iter().map(|f| f.used_memory.as_ref()));
+        let (o, n) = (total(old)?.predicted, total(new)?.predicted);
+        Some(UsedMemoryDiff {
+            old: o,
+            new: n,
+            // Predictions are within 2^53 (the summary check): no overflow.
+            delta: n as i64 - o as i64,
+        })
+    }
 }
 
 /// A namespace prefix in both summaries. A side is null when that side
@@ -149,6 +175,10 @@ pub struct DiffJson<'s> {
     pub new: SideJson<'s>,
     /// Totals of both sides.
     pub totals: TotalsDiff,
+    /// `used_memory` predicted for both sides; absent unless every file
+    /// of both has a prediction.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub used_memory: Option<UsedMemoryDiff>,
     /// Per database, by number.
     pub databases: Vec<GroupDiff>,
     /// Per type, by name.
@@ -400,6 +430,7 @@ pub fn build<'s>(old: &'s Summary, new: &'s Summary, opts: &ReportOptions) -> Di
             new: nk.totals,
             delta: Delta::between(&ok.totals, &nk.totals),
         },
+        used_memory: UsedMemoryDiff::between(old, new),
         databases: groups(&ok.databases, &nk.databases),
         types: groups(&ok.types.to_map(), &nk.types.to_map()),
         encodings: groups(&ok.encodings.to_map(), &nk.encodings.to_map()),

@@ -112,6 +112,15 @@ pub fn to_table(old: &Summary, new: &Summary, opts: &ReportOptions) -> String {
         human_bytes(t0.new.serialized_bytes),
         signed_bytes(t0.delta.serialized_bytes)
     );
+    if let Some(u) = &d.used_memory {
+        let _ = writeln!(
+            out,
+            "predicted used_memory once loaded {} -> {} ({})",
+            human_bytes(u.old),
+            human_bytes(u.new),
+            signed_bytes(u.delta)
+        );
+    }
     group_table(&mut out, opts, "Databases", "db", &d.databases);
     group_table(&mut out, opts, "Types", "type", &d.types);
     group_table(&mut out, opts, "Encodings", "type encoding", &d.encodings);
