@@ -324,6 +324,7 @@ fn used_memory(c: &mut Checker, u: &UsedMemory) -> Checked {
     c.count("usage_overcount", u.usage_overcount)?;
     c.count("baseline", u.baseline)?;
     c.count("unestimated_keys", u.unestimated_keys)?;
+    c.count("expired_keys", u.expired_keys)?;
     // Each part is at most 2^53: the sum cannot overflow.
     let parts = (u.values + u.keyspace + u.value_rounding + u.baseline).saturating_sub(u.usage_overcount);
     if parts != u.predicted {
@@ -428,7 +429,8 @@ fn key_stats(c: &mut Checker, s: &Summary) -> Checked {
         c.count("keyspace_entries", u.keyspace_entries)?;
         c.count("value_rounding", u.value_rounding)?;
         c.count("usage_overcount", u.usage_overcount)?;
-        c.at_most("unestimated_keys", u.unestimated_keys, "totals.keys", totals.keys)
+        c.at_most("unestimated_keys", u.unestimated_keys, "totals.keys", totals.keys)?;
+        c.at_most("expired_keys", u.expired_keys, "totals.keys", totals.keys)
     })?;
     // Accumulators a run left empty (fewer report sections) are not
     // checked; a summary read from a file has them all.

@@ -179,7 +179,7 @@ impl KeyStats {
         self.rdb_types.slot_static(f.rdb_type).add(f);
         self.elements.slot_static(f.kind.name()).add(f.elements);
         self.value_sizes.slot_static(f.kind.name()).add(f);
-        self.used_memory.add(f);
+        self.used_memory.add(f, self.ttl.now_ms);
         if f.lzf_stored_bytes > 0 {
             self.compression.compressed_values += 1;
             self.compression.stored_bytes += f.lzf_stored_bytes;

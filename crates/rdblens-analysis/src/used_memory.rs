@@ -18,7 +18,11 @@ use rdblens_memory::Profile;
 use serde::{Deserialize, Serialize};
 
 use crate::acc::counter::Counter;
+use crate::acc::ttl::ttl_bucket;
 use crate::facts::KeyFacts;
+
+/// [`ttl_bucket`]'s bucket of keys already expired.
+const EXPIRED: usize = 1;
 
 /// What the keys add to `used_memory`, summed key by key.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -35,11 +39,19 @@ pub struct UsedMemorySums {
     pub usage_overcount: u64,
     /// Module values, whose memory only the module knows: left out.
     pub unestimated_keys: u64,
+    /// Keys already expired at the reference time (the `ttl` section's
+    /// `expired` bucket), which a primary drops while loading: left out.
+    #[serde(default)]
+    pub expired_keys: u64,
 }
 
 impl UsedMemorySums {
-    /// Counts one key.
-    pub fn add(&mut self, f: &KeyFacts<'_>) {
+    /// Counts one key, as of `now_ms` (the reference time of TTLs).
+    pub fn add(&mut self, f: &KeyFacts<'_>, now_ms: i64) {
+        if ttl_bucket(f.expiry_ms, now_ms) == EXPIRED {
+            self.expired_keys += 1;
+            return;
+        }
         if f.memory_estimated {
             self.values += f.memory;
         } else {
@@ -57,6 +69,7 @@ impl UsedMemorySums {
         self.value_rounding = self.value_rounding.saturating_add(o.value_rounding);
         self.usage_overcount = self.usage_overcount.saturating_add(o.usage_overcount);
         self.unestimated_keys = self.unestimated_keys.saturating_add(o.unestimated_keys);
+        self.expired_keys = self.expired_keys.saturating_add(o.expired_keys);
     }
 }
 
@@ -86,6 +99,9 @@ pub struct UsedMemory {
     pub baseline: u64,
     /// Module values left out (their memory only the module knows).
     pub unestimated_keys: u64,
+    /// Keys already expired at the report's reference time, left out: a
+    /// primary drops them while loading (a replica would keep them).
+    pub expired_keys: u64,
 }
 
 impl UsedMemory {
@@ -110,6 +126,7 @@ impl UsedMemory {
             usage_overcount: sums.usage_overcount,
             baseline: BASELINE,
             unestimated_keys: sums.unestimated_keys,
+            expired_keys: sums.expired_keys,
         }
     }
 }
@@ -132,6 +149,7 @@ impl UsedMemory {
                     usage_overcount: s.usage_overcount.saturating_add(u.usage_overcount),
                     baseline: s.baseline.saturating_add(u.baseline),
                     unestimated_keys: s.unestimated_keys.saturating_add(u.unestimated_keys),
+                    expired_keys: s.expired_keys.saturating_add(u.expired_keys),
                 },
             });
         }

@@ -104,3 +104,29 @@ fn the_table_names_the_prediction_and_the_saved_used_mem() {
         .unwrap_or_else(|| panic!("no prediction in:\n{text}"));
     assert!(line.contains("used-mem when saved: 8.0 MiB"), "{line}");
 }
+
+#[test]
+fn keys_already_expired_at_the_reference_time_are_left_out() {
+    let now = report(&["--jemalloc-quantum", "16", DUMP]);
+    // 2040: every TTL of the fixture (2033) has passed.
+    let later = report(&["--jemalloc-quantum", "16", "--now", "2208988800", DUMP]);
+    let expiring = now["totals"]["keys_with_expiry"].as_i64().unwrap();
+    assert!(expiring > 1000);
+    assert_eq!(field(&now["used_memory"], "expired_keys"), 0);
+    assert_eq!(field(&later["used_memory"], "expired_keys"), expiring);
+    // What those keys added is what the prediction lost: their values, and
+    // the keyspace but the bucket arrays (sized for every key of the file).
+    let only = report(&[
+        "--jemalloc-quantum",
+        "16",
+        "--expired",
+        "--now",
+        "2208988800",
+        DUMP,
+    ]);
+    assert_eq!(
+        field(&now["used_memory"], "values") - field(&later["used_memory"], "values"),
+        only["totals"]["memory"].as_i64().unwrap()
+    );
+    assert!(field(&later["used_memory"], "predicted") < field(&now["used_memory"], "predicted"));
+}

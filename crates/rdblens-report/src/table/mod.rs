@@ -44,6 +44,13 @@ fn used_memory_line(u: &rdblens_analysis::UsedMemory, saved: Option<u64>) -> Str
     if u.unestimated_keys > 0 {
         let _ = write!(line, ", {} module values left out", thousands(u.unestimated_keys));
     }
+    if u.expired_keys > 0 {
+        let _ = write!(
+            line,
+            ", {} keys already expired left out (a primary drops them)",
+            thousands(u.expired_keys)
+        );
+    }
     if let Some(saved) = saved {
         let _ = write!(line, "; used-mem when saved: {}", human_bytes(saved));
     }
