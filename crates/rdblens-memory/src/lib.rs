@@ -328,7 +328,7 @@ impl<'p> Estimator<'p> {
             keyspace_overhead: model::keyspace::overhead(ctx),
             bucket_share: model::keyspace::bucket_share(ctx),
             allocator_slack: facts.map_or(0, |f| model::allocator_slack(f, value.encoding, ctx)),
-            usage_overcount: facts.map_or(0, |f| model::usage_overcount(f, ctx)),
+            usage_overcount: facts.map_or(0, |f| model::usage_overcount(f, value.encoding, ctx)),
             shape,
         }
     }

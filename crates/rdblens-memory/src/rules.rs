@@ -107,6 +107,11 @@ pub(crate) struct Rules {
     /// Valkey 8.0: set members sit in the bucket; only chained ones cost a
     /// 16-byte entry.
     pub vk_set_novalue: bool,
+    /// Redis 7.2-8.0 and Valkey 7.2: set members sit in the bucket as in
+    /// Valkey 8.0 (dict.c `no_value`, `keys_are_odd`), but `MEMORY USAGE`
+    /// still counts a 24-byte entry each (`dictEntryMemUsage`): what
+    /// `used_memory` holds is less.
+    pub set_novalue_uncounted: bool,
     /// Valkey 8.1+: `sizeof(hashtable)`.
     pub vk_hashtable: u64,
     /// Valkey 9+: metadata in a hash's table (its volatile-field set).
@@ -193,6 +198,7 @@ impl Rules {
             },
             vk_key_in_entry: valkey8 && era == Era::Dict,
             vk_set_novalue: valkey8 && era == Era::Dict,
+            set_novalue_uncounted: !valkey8 && at(7, 2) && era == Era::Dict,
             vk_hashtable: if valkey9 { 80 } else { 72 },
             vk_hash_meta: if valkey9 { 8 } else { 0 },
             vk_robj_counts_key: valkey9,

@@ -171,7 +171,10 @@ pub(crate) fn allocator_slack(facts: &Facts, encoding: crate::Encoding, ctx: &Ct
         return 0;
     }
     let round = |n: u64| r.j(n) - n;
+    let novalue_set = r.set_novalue_uncounted && ctx.value_type.kind() == rdblens_parser::TypeKind::Set;
     match encoding {
+        // Members in the bucket or 16-byte entries: `usage_overcount`.
+        crate::Encoding::Hashtable if novalue_set => round(r.dict),
         crate::Encoding::Hashtable | crate::Encoding::Skiplist if !r.vk_set_novalue => {
             facts.count * round(24) + round(r.dict)
         }
@@ -185,10 +188,20 @@ pub(crate) fn allocator_slack(facts: &Facts, encoding: crate::Encoding, ctx: &Ct
 
 /// What `MEMORY USAGE` counts inside the value that the server does not
 /// allocate: for a stream up to Redis 8.0, how far the rough figure of its
-/// raxes exceeds their allocations (strings: `string::shared_overcount`).
-pub(crate) fn usage_overcount(facts: &Facts, ctx: &Ctx<'_>) -> u64 {
+/// raxes exceeds their allocations; for a set's table on Redis 7.2-8.0 and
+/// Valkey 7.2, the 24-byte entry it counts per member where only chained
+/// members have one, of 16 bytes (strings: `string::shared_overcount`).
+pub(crate) fn usage_overcount(facts: &Facts, encoding: crate::Encoding, ctx: &Ctx<'_>) -> u64 {
+    let r = ctx.rules;
+    let set_table = encoding == crate::Encoding::Hashtable
+        && r.set_novalue_uncounted
+        && ctx.value_type.kind() == rdblens_parser::TypeKind::Set;
+    if set_table {
+        let counted = 24 * facts.count;
+        return counted.saturating_sub(set::novalue_entries(facts.count).round() as u64);
+    }
     facts
         .stream
         .as_ref()
-        .map_or(0, |s| s.allocation_gap(ctx.rules).min(0).unsigned_abs())
+        .map_or(0, |s| s.allocation_gap(r).min(0).unsigned_abs())
 }

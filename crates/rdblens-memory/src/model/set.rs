@@ -50,9 +50,7 @@ pub(crate) fn estimate(facts: &Facts, ctx: &Ctx<'_>) -> Value {
         Era::Legacy | Era::Dict => {
             let asize = (ctx.header + r.dict) as f64 + 8.0 * slots;
             let entries = if r.vk_set_novalue {
-                // Valkey 8.0: a member alone in its bucket needs no entry;
-                // chained ones take 16 bytes. Expected chained members:
-                16.0 * (n as f64 - slots * (1.0 - (1.0 - 1.0 / slots).powf(n as f64)))
+                novalue_entries(n)
             } else {
                 (24 * n) as f64
             };
@@ -73,6 +71,15 @@ pub(crate) fn estimate(facts: &Facts, ctx: &Ctx<'_>) -> Value {
         None
     };
     Value::new(Encoding::Hashtable, object).with_compact(alternative.map(|b| blob_object(ctx, b)))
+}
+
+/// The entries of a set's presized `no_value` table of `n` members (Redis
+/// 7.2+, Valkey 7.2+): a member alone in its bucket needs none, each
+/// chained one takes 16 bytes. Expected chained members: `n` less the
+/// expected non-empty buckets.
+pub(crate) fn novalue_entries(n: u64) -> f64 {
+    let slots = dict::presized(n) as f64;
+    16.0 * (n as f64 - slots * (1.0 - (1.0 - 1.0 / slots).powf(n as f64)))
 }
 
 /// An object holding one intset or listpack of `bytes`.
