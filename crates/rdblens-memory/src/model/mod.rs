@@ -164,44 +164,50 @@ pub(crate) fn memory_usage(object: f64, ctx: &Ctx<'_>) -> u64 {
 /// Allocator rounding `objectComputeSize()` leaves out in the dictEntry
 /// eras: it counts dict entries (24), quicklist nodes and the quicklist
 /// (40) and the dict struct (56) by `sizeof`, while the allocator hands out
-/// its size class (32, 48 and 64 on a quantum-16 build; the same on q8).
+/// its size class (32, 48 and 64 on a quantum-16 build; the same on q8);
+/// plus [`allocation_gap`] where the value allocates more than it counts.
 pub(crate) fn allocator_slack(facts: &Facts, encoding: crate::Encoding, ctx: &Ctx<'_>) -> u64 {
     let r = ctx.rules;
     if !matches!(r.era, Era::Legacy | Era::Dict) {
         return 0;
     }
     let round = |n: u64| r.j(n) - n;
-    let novalue_set = r.set_novalue_uncounted && ctx.value_type.kind() == rdblens_parser::TypeKind::Set;
-    match encoding {
-        // Members in the bucket or 16-byte entries: `usage_overcount`.
-        crate::Encoding::Hashtable if novalue_set => round(r.dict),
+    let rounding = match encoding {
+        // Members in the bucket or 16-byte entries: `allocation_gap`.
+        crate::Encoding::Hashtable if novalue_set_table(encoding, ctx) => round(r.dict),
         crate::Encoding::Hashtable | crate::Encoding::Skiplist if !r.vk_set_novalue => {
             facts.count * round(24) + round(r.dict)
         }
         crate::Encoding::Quicklist => (facts.list.nodes + 1) * round(r.ql_node),
-        _ => facts
-            .stream
-            .as_ref()
-            .map_or(0, |s| s.allocation_gap(r).max(0) as u64),
-    }
+        _ => 0,
+    };
+    rounding + allocation_gap(facts, encoding, ctx).max(0) as u64
 }
 
 /// What `MEMORY USAGE` counts inside the value that the server does not
-/// allocate: for a stream up to Redis 8.0, how far the rough figure of its
-/// raxes exceeds their allocations; for a set's table on Redis 7.2-8.0 and
-/// Valkey 7.2, the 24-byte entry it counts per member where only chained
-/// members have one, of 16 bytes (strings: `string::shared_overcount`).
+/// allocate: [`allocation_gap`] where it is negative (strings:
+/// `string::shared_overcount`).
 pub(crate) fn usage_overcount(facts: &Facts, encoding: crate::Encoding, ctx: &Ctx<'_>) -> u64 {
-    let r = ctx.rules;
-    let set_table = encoding == crate::Encoding::Hashtable
-        && r.set_novalue_uncounted
-        && ctx.value_type.kind() == rdblens_parser::TypeKind::Set;
-    if set_table {
-        let counted = 24 * facts.count;
-        return counted.saturating_sub(set::novalue_entries(facts.count).round() as u64);
+    allocation_gap(facts, encoding, ctx).min(0).unsigned_abs()
+}
+
+/// What the value allocates minus what `MEMORY USAGE` counts for it,
+/// where they differ by more than rounding: a stream up to Redis 8.0 (its
+/// raxes counted roughly, either way), a set's table on Redis 7.2-8.0 and
+/// Valkey 7.2 (a 24-byte entry counted per member, where only chained
+/// members have one, of 16 bytes).
+fn allocation_gap(facts: &Facts, encoding: crate::Encoding, ctx: &Ctx<'_>) -> i64 {
+    if novalue_set_table(encoding, ctx) {
+        let allocated = set::novalue_entries(facts.count).round() as i64;
+        return allocated - (24 * facts.count) as i64;
     }
-    facts
-        .stream
-        .as_ref()
-        .map_or(0, |s| s.allocation_gap(r).min(0).unsigned_abs())
+    facts.stream.as_ref().map_or(0, |s| s.allocation_gap(ctx.rules))
+}
+
+/// A set's table whose members sit in its buckets while `MEMORY USAGE`
+/// counts an entry each (`Rules::set_novalue_uncounted`).
+fn novalue_set_table(encoding: crate::Encoding, ctx: &Ctx<'_>) -> bool {
+    encoding == crate::Encoding::Hashtable
+        && ctx.rules.set_novalue_uncounted
+        && ctx.value_type.kind() == rdblens_parser::TypeKind::Set
 }
