@@ -151,6 +151,7 @@ impl EarlyEvidence {
             quantum,
             basis: Basis::UsedMem,
             reason: format!("settled after {batches} batches by a test"),
+            predicted: None,
         };
         EarlyEvidence {
             forced: Some((batches, choice)),

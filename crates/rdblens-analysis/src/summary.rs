@@ -325,13 +325,23 @@ pub struct AllocatorInfo {
     pub allocator: String,
     /// jemalloc quantum: 8 or 16.
     pub quantum: u64,
-    /// `flag` (`--jemalloc-quantum`), `used-mem` (detected) or `unclear`
-    /// (the default, bundled jemalloc, assumed).
+    /// `flag` (`--jemalloc-quantum`), `used-mem` (detected: only one
+    /// build's prediction fits the dump's used-mem), `nearer` (both fit,
+    /// or neither: the build whose prediction is nearer) or `unclear` (no
+    /// evidence: the default, bundled jemalloc, assumed).
     pub basis: String,
     /// Why, in one sentence.
     pub reason: String,
     /// The report's words: "assumed: system jemalloc, quantum 16: ...".
     pub description: String,
+    /// `used_memory` the evidence predicts with quantum 8 and with 16,
+    /// side by side, when it was summed (`used-mem` and `nearer`): from a
+    /// sample of the keys on dumps of 64 MiB or more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicted_q8: Option<u64>,
+    /// As `predicted_q8`, with quantum 16.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicted_q16: Option<u64>,
 }
 
 impl AllocatorInfo {
@@ -343,6 +353,8 @@ impl AllocatorInfo {
             basis: c.basis.as_str().to_string(),
             reason: c.reason.clone(),
             description: c.describe(),
+            predicted_q8: c.predicted.map(|p| p[0]),
+            predicted_q16: c.predicted.map(|p| p[1]),
         }
     }
 }

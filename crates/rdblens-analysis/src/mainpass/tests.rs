@@ -31,6 +31,7 @@ fn choice(quantum: u64) -> Choice {
         quantum,
         basis: Basis::UsedMem,
         reason: "test".into(),
+        predicted: None,
     }
 }
 
