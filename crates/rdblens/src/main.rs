@@ -292,7 +292,24 @@ fn man_page() -> std::io::Result<Vec<u8>> {
     )]);
     status.to_writer(&mut text)?;
     page.render_version_section(&mut text)?;
-    Ok(text)
+    Ok(preamble_once(&text))
+}
+
+/// clap_mangen starts every piece it renders with the same two-line
+/// apostrophe preamble; the page needs it once, at the top.
+fn preamble_once(text: &[u8]) -> Vec<u8> {
+    const PREAMBLE: &[u8] = b".ie \\n(.g .ds Aq \\(aq\n.el .ds Aq '\n";
+    let mut out = Vec::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.windows(PREAMBLE.len()).position(|w| w == PREAMBLE) {
+        out.extend_from_slice(&rest[..at]);
+        if out.is_empty() {
+            out.extend_from_slice(PREAMBLE);
+        }
+        rest = &rest[at + PREAMBLE.len()..];
+    }
+    out.extend_from_slice(rest);
+    out
 }
 
 /// Writes a generated script or page to standard output.

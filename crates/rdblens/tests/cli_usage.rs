@@ -106,6 +106,8 @@ fn the_man_page_refers_to_no_missing_page_and_names_every_exit_status() {
     let out = rdblens().arg("man").output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.starts_with(".ie \\n(.g .ds Aq \\(aq\n.el .ds Aq '\n.TH rdblens 1 "));
+    assert_eq!(text.matches(".ds Aq").count(), 2, "the preamble once");
     // Only this page is installed: no rdblens-report(1) and the like.
     assert!(!text.contains("(1)"), "refers to another page");
     // Every subcommand is listed, and has its section in this page.
