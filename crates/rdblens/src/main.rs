@@ -215,17 +215,101 @@ fn main() -> ExitCode {
     }
 }
 
-/// The manual page: the command, then each subcommand's options.
+/// Every exit status rdblens uses, for the manual page's EXIT STATUS
+/// section (README.md's "Commands" says the same).
+const EXIT_STATUSES: [(u8, &str); 6] = [
+    (0, "Success. A reader that stops early (rdblens keys dump.rdb | head) is not an error."),
+    (
+        EXIT_FINDINGS,
+        "report or merge with --fail-on LEVEL: a design-rule finding at or above LEVEL (the CI gate); \
+         the report is printed first.",
+    ),
+    (
+        EXIT_USAGE,
+        "Bad usage: an unknown flag, an invalid value, --threads above 8 per core, the same input twice, \
+         or an output that is one of the inputs (refused before anything is opened for writing).",
+    ),
+    (
+        EXIT_BAD_INPUT,
+        "An input is unreadable, not an RDB file, truncated (a cut file), has values that do not decode \
+         or a checksum mismatch, or shrank while it was read; what could be read is reported first (with --strict, nothing).",
+    ),
+    (
+        EXIT_WRITE,
+        "The output could not be written (a full disk, > /dev/full, a directory that does not exist); \
+         the message names it.",
+    ),
+    (
+        EXIT_INTERNAL,
+        "rdblens itself failed (a bug, or a machine that cannot start threads): never a fault in the input.",
+    ),
+];
+
+/// The manual page, one for every command: the command, the subcommands
+/// (each in a section of this page, since no rdblens-SUBCOMMAND(1) page is
+/// installed), each subcommand's options, the exit statuses, the version.
 fn man_page() -> std::io::Result<Vec<u8>> {
+    use clap_mangen::roff::{bold, roman, Roff};
     let cmd = Cli::command();
+    let page = clap_mangen::Man::new(cmd.clone());
     let mut text = Vec::new();
-    clap_mangen::Man::new(cmd.clone()).render(&mut text)?;
+    page.render_title(&mut text)?;
+    page.render_name_section(&mut text)?;
+    page.render_synopsis_section(&mut text)?;
+    page.render_description_section(&mut text)?;
+    page.render_options_section(&mut text)?;
+    let about = |sub: &clap::Command| sub.get_about().map(|a| a.to_string()).unwrap_or_default();
+    let mut list = Roff::new();
+    list.control("SH", ["SUBCOMMANDS"]);
     for sub in cmd.get_subcommands() {
-        let about = sub.get_about().map(|a| a.to_string()).unwrap_or_default();
-        writeln!(text, ".SH \"RDBLENS {}\"\n{about}", sub.get_name().to_uppercase())?;
+        let name = sub.get_name();
+        list.control("TP", []).text([bold(format!("rdblens {name}"))]);
+        list.text([roman(format!(
+            "{}. Options: section RDBLENS {} below.",
+            about(sub),
+            name.to_uppercase()
+        ))]);
+    }
+    list.to_writer(&mut text)?;
+    for sub in cmd.get_subcommands() {
+        let mut heading = Roff::new();
+        let title = format!("RDBLENS {}", sub.get_name().to_uppercase());
+        heading.control("SH", [title.as_str()]).text([roman(about(sub))]);
+        heading.to_writer(&mut text)?;
         clap_mangen::Man::new(sub.clone()).render_options_section(&mut text)?;
     }
-    Ok(text)
+    let mut status = Roff::new();
+    status.control("SH", ["EXIT STATUS"]);
+    for (code, meaning) in EXIT_STATUSES {
+        status
+            .control("TP", [])
+            .text([bold(code.to_string())])
+            .text([roman(meaning)]);
+    }
+    status.control("PP", []).text([roman(
+        "A run stopped by a signal (Ctrl-C) has no status of its own: the shell reports 128 plus the \
+         signal's number.",
+    )]);
+    status.to_writer(&mut text)?;
+    page.render_version_section(&mut text)?;
+    Ok(preamble_once(&text))
+}
+
+/// clap_mangen starts every piece it renders with the same two-line
+/// apostrophe preamble; the page needs it once, at the top.
+fn preamble_once(text: &[u8]) -> Vec<u8> {
+    const PREAMBLE: &[u8] = b".ie \\n(.g .ds Aq \\(aq\n.el .ds Aq '\n";
+    let mut out = Vec::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.windows(PREAMBLE.len()).position(|w| w == PREAMBLE) {
+        out.extend_from_slice(&rest[..at]);
+        if out.is_empty() {
+            out.extend_from_slice(PREAMBLE);
+        }
+        rest = &rest[at + PREAMBLE.len()..];
+    }
+    out.extend_from_slice(rest);
+    out
 }
 
 /// Writes a generated script or page to standard output.

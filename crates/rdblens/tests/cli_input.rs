@@ -8,6 +8,8 @@ use std::fs;
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
 
 use support::{rdblens, root, ALL_TYPES};
 
@@ -123,6 +125,10 @@ fn a_cut_zstd_stream_reports_its_sound_part() {
     );
 }
 
+/// How long a run on a FIFO or pipe may take before the test fails instead
+/// of hanging (a few hundred milliseconds when it works, in a debug build).
+const STREAM_DEADLINE: Duration = Duration::from_secs(60);
+
 #[test]
 fn fifos_and_process_substitution_are_streams() {
     let dir = tempfile::tempdir().unwrap();
@@ -130,30 +136,49 @@ fn fifos_and_process_substitution_are_streams() {
     let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
     // SAFETY: a valid NUL-terminated path.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-    let writer = {
+    // The writer blocks until a reader opens the FIFO: if rdblens never does,
+    // the deadline below fails the test (the blocked thread is left behind).
+    let (written, writer_done) = mpsc::channel();
+    {
         let fifo = fifo.clone();
-        std::thread::spawn(move || fs::write(&fifo, gzip(&fixture())).unwrap())
-    };
-    let out = rdblens().args(["keys", fifo.to_str().unwrap()]).output().unwrap();
-    writer.join().unwrap();
+        std::thread::spawn(move || {
+            let _ = written.send(fs::write(&fifo, gzip(&fixture())));
+        });
+    }
+    let out = rdblens()
+        .args(["keys", fifo.to_str().unwrap()])
+        .timeout(STREAM_DEADLINE)
+        .output()
+        .unwrap();
     assert_eq!(
         out.status.code(),
         Some(0),
-        "{}",
+        "{} (no exit code: killed after {STREAM_DEADLINE:?})",
         String::from_utf8_lossy(&out.stderr)
     );
+    match writer_done.recv_timeout(STREAM_DEADLINE) {
+        Ok(result) => result.unwrap(),
+        Err(e) => panic!("the FIFO's writer did not finish: {e}"),
+    }
     assert_eq!(out.stdout, keys_of_the_fixture());
-    // bash's <(...) is a /dev/fd path to a pipe.
-    let out = Command::new("bash")
+    // bash's <(...) is a /dev/fd path to a pipe; `exec` so that the deadline
+    // kills rdblens itself.
+    let out = assert_cmd::Command::new("bash")
         .current_dir(root())
         .arg("-c")
         .arg(format!(
-            "{} report <(cat {ALL_TYPES}) --section keys --format json",
+            "exec {} report <(cat {ALL_TYPES}) --section keys --format json",
             env!("CARGO_BIN_EXE_rdblens")
         ))
+        .timeout(STREAM_DEADLINE)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{} (no exit code: killed after {STREAM_DEADLINE:?})",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["files"][0]["keys"], 227);
 }

@@ -4,6 +4,8 @@
 
 mod support;
 
+use std::collections::BTreeSet;
+
 use support::rdblens;
 
 #[test]
@@ -71,6 +73,94 @@ fn the_man_page_has_every_subcommand_and_its_options() {
         assert!(text.contains(section), "{section}");
     }
     assert!(text.contains("\\-\\-summary\\-only"));
+}
+
+/// The exit codes the binary's source uses: its `EXIT_*` constants,
+/// `ExitCode::from(N)` and `_exit(N)` (the SIGBUS handler), success, and
+/// 2 for the usage errors clap reports itself.
+fn exit_codes_in_the_source() -> BTreeSet<u8> {
+    let pattern =
+        regex::Regex::new(r"const EXIT_[A-Z_]+: u8 = (\d+);|ExitCode::from\((\d+)\)|_exit\((\d+)\)").unwrap();
+    let mut codes = BTreeSet::from([0, 2]);
+    let src = support::root().join("crates/rdblens/src");
+    let mut files = vec![src];
+    let mut scanned = 0;
+    while let Some(path) = files.pop() {
+        if path.is_dir() {
+            files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            scanned += 1;
+            let text = std::fs::read_to_string(&path).unwrap();
+            for c in pattern.captures_iter(&text) {
+                let n = c.iter().skip(1).flatten().next().unwrap().as_str();
+                codes.insert(n.parse().unwrap());
+            }
+        }
+    }
+    assert!(scanned > 10, "{scanned} source files");
+    codes
+}
+
+#[test]
+fn the_man_page_refers_to_no_missing_page_and_names_every_exit_status() {
+    let out = rdblens().arg("man").output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.starts_with(".ie \\n(.g .ds Aq \\(aq\n.el .ds Aq '\n.TH rdblens 1 "));
+    assert_eq!(text.matches(".ds Aq").count(), 2, "the preamble once");
+    // Only this page is installed: no rdblens-report(1) and the like.
+    assert!(!text.contains("(1)"), "refers to another page");
+    // Every subcommand is listed, and has its section in this page.
+    let help = rdblens().arg("--help").output().unwrap();
+    let help = String::from_utf8(help.stdout).unwrap();
+    let commands: Vec<&str> = help
+        .split("Commands:\n")
+        .nth(1)
+        .unwrap()
+        .lines()
+        .take_while(|l| l.starts_with("  "))
+        .map(|l| l.split_whitespace().next().unwrap())
+        .filter(|c| *c != "help")
+        .collect();
+    assert_eq!(
+        commands,
+        [
+            "report",
+            "keys",
+            "merge",
+            "diff",
+            "advise",
+            "check",
+            "completions",
+            "man"
+        ]
+    );
+    for name in &commands {
+        assert!(
+            text.contains(&format!(".TP\n\\fBrdblens {name}\\fR\n")),
+            "{name} not listed"
+        );
+        let section = format!(".SH \"RDBLENS {}\"\n", name.to_uppercase());
+        assert!(text.contains(&section), "{section}");
+    }
+    // EXIT STATUS names exactly the codes the binary uses, in order.
+    let status = text
+        .split(".SH \"EXIT STATUS\"\n")
+        .nth(1)
+        .expect("an EXIT STATUS section")
+        .split("\n.SH ")
+        .next()
+        .unwrap();
+    let listed: Vec<u8> = status
+        .split(".TP\n\\fB")
+        .skip(1)
+        .map(|item| item[..item.find('\\').unwrap()].parse().unwrap())
+        .collect();
+    let used: Vec<u8> = exit_codes_in_the_source().into_iter().collect();
+    assert_eq!(listed, used);
+    assert_eq!(used, [0, 1, 2, 3, 4, 5]);
+    assert!(status.contains("\\-\\-fail\\-on LEVEL"), "the CI gate's code");
+    assert!(status.contains("truncated (a cut file)"));
 }
 
 #[test]

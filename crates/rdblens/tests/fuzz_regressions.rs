@@ -72,7 +72,14 @@ fn replay(dir_of: impl Fn(&Target) -> PathBuf, limit: Duration) -> usize {
 #[test]
 fn fuzz_crash_inputs_stay_fixed() {
     let dir = root().join("crates/rdblens/tests/fuzz_regressions");
-    replay(|(name, _, _)| dir.join(name), Duration::from_secs(2));
+    let cases = replay(|(name, _, _)| dir.join(name), Duration::from_secs(2));
+    // The five inputs committed under analyze/: fewer means the folder was
+    // moved or emptied and nothing was replayed.
+    assert!(
+        cases >= 5,
+        "{cases} crash inputs replayed from {}: expected at least 5",
+        dir.display()
+    );
 }
 
 #[test]

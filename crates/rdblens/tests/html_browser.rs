@@ -3,8 +3,9 @@
 //! the script ran to the end with no error, no request and no blocked
 //! request (the page's script writes these on <body>), reads figures back
 //! from the DOM after the script ran and compares them with the JSON
-//! report, and saves a screenshot to target/html-report.png (a CI
-//! artifact).
+//! report, and takes a screenshot: `html-report.png` in the test's own
+//! temporary directory, or in `$RDBLENS_ARTIFACT_DIR` when that is set
+//! (`.ci/run` sets it to keep the screenshot as a CI artifact).
 //!
 //! Needs `chromium` (Debian package; `.ci/run` installs it). Without it the
 //! test says so and passes, except under CI (`CI` set), where it fails.
@@ -15,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
-use support::{rdblens, root};
+use support::rdblens;
 
 const HOSTILE: &str = "fixtures/html/hostile.rdb";
 
@@ -75,6 +76,20 @@ fn unescape(s: &str) -> String {
         .replace("&gt;", ">")
         .replace("&#39;", "'")
         .replace("&amp;", "&")
+}
+
+/// Where a file worth keeping after the run goes: `$RDBLENS_ARTIFACT_DIR`
+/// (created if missing) when set, else the test's own temporary directory.
+fn artifact_dir(temp: &Path) -> PathBuf {
+    match std::env::var_os("RDBLENS_ARTIFACT_DIR") {
+        Some(dir) => {
+            let dir = PathBuf::from(dir);
+            std::fs::create_dir_all(&dir)
+                .unwrap_or_else(|e| panic!("RDBLENS_ARTIFACT_DIR {}: {e}", dir.display()));
+            dir
+        }
+        None => temp.to_path_buf(),
+    }
 }
 
 #[test]
@@ -158,7 +173,7 @@ fn report_in_headless_chromium() {
         "no cluster marker in the timeline"
     );
 
-    let shot = root().join("target/html-report.png");
+    let shot = artifact_dir(dir.path()).join("html-report.png");
     let out = browser(&bin, &dir.path().join("profile"))
         .arg(format!("--screenshot={}", shot.display()))
         .arg("--window-size=1400,2000")
