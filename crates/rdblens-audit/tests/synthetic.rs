@@ -151,6 +151,108 @@ fn expiry_windows() {
     assert!(of(&audit_of(RuleConfig::default(), &keys), RuleId::ExpiryCluster).is_empty());
 }
 
+fn rule_keys(a: &Audit, rule: RuleId) -> Option<(u64, u64)> {
+    a.rules
+        .iter()
+        .find(|r| r.rule == rule)
+        .map(|r| (r.keys, r.memory))
+}
+
+/// 12,000 keys in the second 08:00:05 UTC, three days after NOW: over the
+/// 1-second thresholds, and their minute over the 1-minute ones.
+#[test]
+fn a_burst_in_one_second_is_that_second_not_also_its_minute() {
+    let mut keys = tidy();
+    let minute = NOW + 86_400_000 * 3;
+    for i in 0..12_000 {
+        keys.push((
+            0,
+            format!("flash:{i}").into_bytes(),
+            50,
+            Some(minute + 5_000 + i % 1000),
+        ));
+    }
+    let a = audit_of(RuleConfig::default(), &keys);
+    let f = of(&a, RuleId::ExpiryCluster);
+    let brief: Vec<_> = f.iter().map(|f| (f.scope.clone(), f.keys, f.memory)).collect();
+    assert_eq!(
+        brief,
+        vec![(
+            Scope::Window {
+                start_ms: minute + 5_000,
+                end_ms: minute + 6_000
+            },
+            12_000,
+            12_000 * 50
+        )]
+    );
+    assert_eq!(
+        f[0].message,
+        "12,000 keys (85.7% of the expiring keys) expire in one 1-second window; namespaces: flash (~12,000)"
+    );
+    assert_eq!(f[0].threshold, Some(Quantity::int(1000, Unit::Keys)));
+    // The rule's totals count the keys once.
+    assert_eq!(rule_keys(&a, RuleId::ExpiryCluster), Some((12_000, 12_000 * 50)));
+}
+
+/// A minute over the 1-minute thresholds even without the burst in one of
+/// its seconds is the minute, the burst named in it: one finding.
+#[test]
+fn a_minute_wide_cluster_names_its_burst() {
+    let mut keys = tidy();
+    let minute = NOW + 86_400_000 * 3;
+    for i in 0..2_000 {
+        keys.push((0, format!("flash:{i}").into_bytes(), 50, Some(minute + 5_000)));
+    }
+    // 11,000 keys over the 60 seconds: 183 or 184 a second.
+    for i in 0..11_000 {
+        keys.push((
+            0,
+            format!("feed:{i}").into_bytes(),
+            50,
+            Some(minute + i * 60_000 / 11_000),
+        ));
+    }
+    let a = audit_of(RuleConfig::default(), &keys);
+    let f = of(&a, RuleId::ExpiryCluster);
+    let brief: Vec<_> = f.iter().map(|f| (f.scope.clone(), f.keys)).collect();
+    assert_eq!(
+        brief,
+        vec![(
+            Scope::Window {
+                start_ms: minute,
+                end_ms: minute + 60_000
+            },
+            13_000
+        )]
+    );
+    assert_eq!(
+        f[0].message,
+        "13,000 keys (86.7% of the expiring keys) expire in one 1-minute window, including 2,183 in the second 08:00:05 UTC, over the 1-second thresholds; namespaces: feed (~11,000), flash (~2,000)"
+    );
+    assert_eq!(f[0].threshold, Some(Quantity::int(10_000, Unit::Keys)));
+    assert_eq!(rule_keys(&a, RuleId::ExpiryCluster), Some((13_000, 13_000 * 50)));
+    // The minute less its burst holds 10,817 keys: with that as the
+    // 1-minute threshold the burst alone is a cluster, its second.
+    let mut cfg = RuleConfig::default();
+    cfg.expiry_cluster.minute_keys = 10_817;
+    let a = audit_of(cfg, &keys);
+    let brief: Vec<_> = of(&a, RuleId::ExpiryCluster)
+        .iter()
+        .map(|f| (f.scope.clone(), f.keys))
+        .collect();
+    assert_eq!(
+        brief,
+        vec![(
+            Scope::Window {
+                start_ms: minute + 5_000,
+                end_ms: minute + 6_000
+            },
+            2_183
+        )]
+    );
+}
+
 #[test]
 fn hostile_expiry_times_do_not_overflow() {
     let keys = vec![
