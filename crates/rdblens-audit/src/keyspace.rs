@@ -213,9 +213,13 @@ enum SlotCause {
     BigKey(BigKey),
     /// The keys of one hash tag hold more than half of it.
     HashTag,
-    /// Neither is known to: no hash tag does, and no key among those kept
-    /// (top lists, big-key rules) does.
-    Unknown,
+    /// No key in it has a hash tag (CRC16 spreads such keys evenly), and
+    /// no single key kept by name holds half of it: a few big keys; the
+    /// biggest kept, if any.
+    BigKeys(Option<BigKey>),
+    /// A hash tag is there (or may be: past the tags kept), but neither it
+    /// nor one key holds half of it.
+    Mixed,
 }
 
 /// A key by name and memory.
@@ -275,6 +279,7 @@ pub(crate) fn hashtag_skew(ctx: &Ctx<'_>) -> Outcome {
     let mean = total as f64 / slots.counts().len().max(1) as f64;
     let mut out = Outcome::default();
     let mut causes = Vec::new();
+    let mut tags_to_blame = false;
     for (slot, count) in slots.counts().iter().enumerate() {
         let (memory, keys) = (count.memory, count.keys);
         let share = memory as f64 / total.max(1) as f64;
@@ -293,7 +298,10 @@ pub(crate) fn hashtag_skew(ctx: &Ctx<'_>) -> Outcome {
         let cause = match (biggest_key_in(ctx, slot), &tag) {
             (Some(k), _) if k.memory.saturating_mul(2) > memory => SlotCause::BigKey(k),
             (_, Some((_, km))) if km.memory.saturating_mul(2) > memory => SlotCause::HashTag,
-            _ => SlotCause::Unknown,
+            // Past 4,096 hash tags the summary keeps a sample: a tag in this
+            // slot may be among those left out.
+            (biggest, None) if !slots.hash_tags.is_folded() => SlotCause::BigKeys(biggest),
+            _ => SlotCause::Mixed,
         };
         let by_tag = tag
             .as_ref()
@@ -313,10 +321,17 @@ pub(crate) fn hashtag_skew(ctx: &Ctx<'_>) -> Outcome {
                 of_slot(k.memory)
             ),
             SlotCause::HashTag => String::new(),
-            SlotCause::Unknown if tag.is_none() => {
-                "; no key in it has a hash tag, so its memory is in its keys' values (none among the biggest kept holds half of it)".to_string()
+            SlotCause::BigKeys(Some(k)) => format!(
+                "; no key in it has a hash tag: its keys are big, the biggest, {}, holding {} ({} of the slot)",
+                String::from_utf8_lossy(k.key.as_bytes()),
+                text::bytes(k.memory),
+                of_slot(k.memory)
+            ),
+            SlotCause::BigKeys(None) => "; no key in it has a hash tag: its keys are big".to_string(),
+            SlotCause::Mixed if tag.is_some() => "; neither that hash tag nor one key holds half of it".to_string(),
+            SlotCause::Mixed => {
+                "; no single key holds half of it, and too many hash tags to tell whether one does".to_string()
             }
-            SlotCause::Unknown => "; neither that hash tag nor one key among the biggest kept holds half of it".to_string(),
         };
         let message = format!(
             "slot {slot} holds {} keys and {} ({} of all memory, {:.0}x the mean slot){by_tag}{why}",
@@ -331,8 +346,13 @@ pub(crate) fn hashtag_skew(ctx: &Ctx<'_>) -> Outcome {
             }
             SlotCause::BigKey(k) => (BIG_KEY.to_string(), vec![key_ref(k.db, &k.key)]),
             SlotCause::HashTag => (advice(RuleId::HashtagSkew).to_string(), Vec::new()),
-            SlotCause::Unknown => (EITHER.to_string(), Vec::new()),
+            SlotCause::BigKeys(k) => (
+                BIG_KEYS.to_string(),
+                k.iter().map(|k| key_ref(k.db, &k.key)).collect(),
+            ),
+            SlotCause::Mixed => (EITHER.to_string(), Vec::new()),
         };
+        tags_to_blame |= matches!(cause, SlotCause::HashTag | SlotCause::Mixed);
         causes.push(advice.clone());
         out.keys += keys;
         out.memory += memory;
@@ -356,13 +376,14 @@ pub(crate) fn hashtag_skew(ctx: &Ctx<'_>) -> Outcome {
             )
         });
     }
-    // The rule's advice fits its findings: theirs when they share one, both
-    // causes' when they differ.
+    // The rule's advice fits its findings: theirs when they share one;
+    // about big keys only when no hash tag is to blame; else both causes.
     causes.sort();
     causes.dedup();
     out.advice = match causes.as_slice() {
         [] => None,
         [one] => Some(one.clone()),
+        _ if !tags_to_blame => Some(BIG_KEYS.to_string()),
         _ => Some(EITHER.to_string()),
     };
     out.counts.add(Severity::Warn, out.findings.len() as u64);
@@ -375,7 +396,11 @@ const BIG_KEY_PLANNED: &str = "One big key makes this slot hot, not a hash tag: 
 /// ...by one big key the big-key rules do not list (so without a plan).
 const BIG_KEY: &str = "One big key makes this slot hot, not a hash tag: split it into buckets without a hash tag, which spread over the slots (`rdblens advise` plans splits for the keys over the big-string, big-collection or big-value-bytes thresholds: lower them to get this key's); one slot lives on one shard, which runs hot and full.";
 
-/// ...when neither one key nor one hash tag is known to hold most of it.
+/// ...by big keys and no hash tag, no single key known to hold half of it
+/// (and the rule's advice when its findings blame big keys in more ways).
+const BIG_KEYS: &str = "Big keys make this slot hot, not a hash tag: split them into buckets without a hash tag, which spread over the slots (`rdblens advise` gives split plans for the keys over the big-string, big-collection or big-value-bytes thresholds); one slot lives on one shard, which runs hot and full.";
+
+/// ...when a hash tag is there but neither it nor one key holds most of it.
 const EITHER: &str = "A slot runs hot when a hash tag pins many keys to it (spread them over several tags, e.g. a shard suffix inside the braces) or when it holds a big key (split it: `rdblens advise` gives split plans); `rdblens keys --format csv` lists each key's slot.";
 
 pub(crate) fn small_key_sprawl(ctx: &Ctx<'_>) -> Outcome {

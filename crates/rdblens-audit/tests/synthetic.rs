@@ -210,6 +210,44 @@ fn a_big_key_with_a_split_plan_is_pointed_to_it() {
     assert_eq!(rule_advice(&a, RuleId::HashtagSkew), BIG_KEY_PLANNED);
 }
 
+const BIG_KEYS: &str = "Big keys make this slot hot, not a hash tag: split them into buckets without a hash tag, which spread over the slots (`rdblens advise` gives split plans for the keys over the big-string, big-collection or big-value-bytes thresholds); one slot lives on one shard, which runs hot and full.";
+
+/// No hash tag anywhere: one slot holds three big keys (none half of it),
+/// another one big key. Neither finding, nor the rule, advises about hash
+/// tags.
+#[test]
+fn several_big_keys_in_a_slot_are_not_blamed_on_hash_tags() {
+    let mut keys = tidy();
+    let slot = rdblens_analysis::slot::key_slot(b"app:item:0");
+    let three: Vec<Vec<u8>> = ["pic:", "blob:", "doc:"]
+        .iter()
+        .map(|p| name_in_slot(p, slot))
+        .collect();
+    for k in &three {
+        keys.push((0, k.clone(), 20_000, None));
+    }
+    let other = rdblens_analysis::slot::key_slot(b"app:item:1");
+    keys.push((0, name_in_slot("blob:", other), 50_000, None));
+    let a = audit_of(RuleConfig::default(), &keys);
+    let f: Vec<_> = of(&a, RuleId::HashtagSkew)
+        .into_iter()
+        .filter(|f| f.scope == Scope::Slot { slot, hash_tag: None })
+        .collect();
+    assert_eq!(f.len(), 1);
+    // Equal memory: the first name is named.
+    let biggest = String::from_utf8_lossy(&three[1]).into_owned();
+    assert_eq!(
+        f[0].message,
+        format!(
+            "slot {slot} holds 4 keys and 58.7 KiB (19.4% of all memory, 3176x the mean slot); no key in it has a hash tag: its keys are big, the biggest, {biggest}, holding 19.5 KiB (33.3% of the slot)"
+        )
+    );
+    assert_eq!(f[0].advice, BIG_KEYS);
+    assert_eq!(of(&a, RuleId::HashtagSkew).len(), 2);
+    assert_eq!(rule_advice(&a, RuleId::HashtagSkew), BIG_KEYS);
+    assert!(a.findings.iter().all(|f| !f.advice.contains("Spread")));
+}
+
 /// A hash-tag slot and a big-key slot: each finding its own advice, the
 /// rule's naming both causes.
 #[test]
