@@ -54,10 +54,14 @@ fn windows_over(
         if end <= ctx.summary.settings.now_ms {
             continue;
         }
-        let inside: Vec<usize> = (0..finer.len())
-            .filter(|&i| finer[i].start >= start && finer[i].end <= end)
+        // `finer` is in time order: those inside are one run of it.
+        let first = finer.partition_point(|w| w.start < start);
+        let inside: Vec<usize> = (first..finer.partition_point(|w| w.start < end))
+            .filter(|&i| finer[i].end <= end)
             .collect();
-        let rest = b.keys - inside.iter().map(|&i| finer[i].keys.keys).sum::<u64>();
+        let rest = b
+            .keys
+            .saturating_sub(inside.iter().map(|&i| finer[i].keys.keys).sum::<u64>());
         if rest <= min_keys || rest as f64 / total.max(1) as f64 <= share {
             continue;
         }
