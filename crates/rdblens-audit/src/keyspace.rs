@@ -4,6 +4,8 @@
 use rdblens_analysis::acc::rules::{namespace_of, RuleTally};
 use rdblens_analysis::rules::{RuleId, Severity};
 use rdblens_analysis::slot::key_slot;
+use rdblens_analysis::KeyName;
+use std::cmp::Reverse;
 
 use crate::advice::advice;
 use crate::finding::{Finding, Quantity, Scope, Unit};
@@ -205,12 +207,79 @@ pub(crate) fn multi_db(ctx: &Ctx<'_>) -> Outcome {
     out
 }
 
+/// Why a skewed slot holds its memory.
+enum SlotCause {
+    /// One key holds more than half of it.
+    BigKey(BigKey),
+    /// The keys of one hash tag hold more than half of it.
+    HashTag,
+    /// No key in it has a hash tag (CRC16 spreads such keys evenly), and
+    /// no single key kept by name holds half of it: a few big keys; the
+    /// biggest kept, if any.
+    BigKeys(Option<BigKey>),
+    /// A hash tag is there (or may be: past the tags kept), but neither it
+    /// nor one key holds half of it.
+    Mixed,
+}
+
+/// A key by name and memory.
+struct BigKey {
+    db: u64,
+    key: KeyName,
+    memory: u64,
+}
+
+/// The biggest key in `slot` among those the summary keeps by name: the
+/// top lists by memory (all keys and per type) and the keys the big-key
+/// rules list. A key holding over half of a skewed slot (> 0.5% of all
+/// memory) is among them unless more than `--top` such keys exist and
+/// the big-key rules do not list it.
+fn biggest_key_in(ctx: &Ctx<'_>, slot: u16) -> Option<BigKey> {
+    let k = &ctx.summary.keys;
+    let top = k
+        .top
+        .by_memory
+        .keys
+        .iter()
+        .chain(k.top.per_type.values().flat_map(|lists| lists[0].keys.iter()))
+        .map(|r| (r.db, &r.key, r.memory));
+    let listed = BIG_KEY_RULES
+        .iter()
+        .filter_map(|r| k.rules.rules.get(r))
+        .flat_map(|t| t.listed.items.iter())
+        .map(|h| (h.db, &h.key, h.memory));
+    top.chain(listed)
+        .filter(|(_, key, _)| key_slot(key.as_bytes()) == slot)
+        // Ties to the first key in (db, key) order.
+        .min_by(|a, b| (Reverse(a.2), a.0, a.1).cmp(&(Reverse(b.2), b.0, b.1)))
+        .map(|(db, key, memory)| BigKey {
+            db,
+            key: key.clone(),
+            memory,
+        })
+}
+
+/// The rules whose keys `rdblens advise` plans splits for.
+const BIG_KEY_RULES: [RuleId; 3] = [RuleId::BigString, RuleId::BigCollection, RuleId::BigValueBytes];
+
+/// Whether `rdblens advise` plans a split of this key: a big-key rule
+/// lists it at warn or crit (docs/advisor.md).
+fn has_split_plan(ctx: &Ctx<'_>, key: &BigKey) -> bool {
+    BIG_KEY_RULES
+        .iter()
+        .filter_map(|r| ctx.summary.keys.rules.rules.get(r))
+        .flat_map(|t| t.listed.items.iter())
+        .any(|h| h.severity >= Severity::Warn && h.db == key.db && h.key == key.key)
+}
+
 pub(crate) fn hashtag_skew(ctx: &Ctx<'_>) -> Outcome {
     let c = &ctx.cfg.hashtag_skew;
     let slots = &ctx.summary.keys.slots;
     let total: u64 = slots.counts().iter().map(|c| c.memory).sum();
     let mean = total as f64 / slots.counts().len().max(1) as f64;
     let mut out = Outcome::default();
+    let mut causes = Vec::new();
+    let mut tags_to_blame = false;
     for (slot, count) in slots.counts().iter().enumerate() {
         let (memory, keys) = (count.memory, count.keys);
         let share = memory as f64 / total.max(1) as f64;
@@ -224,18 +293,67 @@ pub(crate) fn hashtag_skew(ctx: &Ctx<'_>) -> Outcome {
             .sorted()
             .filter(|(t, _)| key_slot(t.as_bytes()) == slot)
             .max_by(|a, b| a.1.memory.cmp(&b.1.memory).then_with(|| b.0.cmp(a.0)))
-            .map(|(t, km)| (String::from_utf8_lossy(t.as_bytes()).into_owned(), km.keys));
+            .map(|(t, km)| (String::from_utf8_lossy(t.as_bytes()).into_owned(), *km));
+        let of_slot = |part: u64| text::percent(part as f64 / memory.max(1) as f64);
+        let cause = match (biggest_key_in(ctx, slot), &tag) {
+            (Some(k), _) if k.memory.saturating_mul(2) > memory => SlotCause::BigKey(k),
+            (_, Some((_, km))) if km.memory.saturating_mul(2) > memory => SlotCause::HashTag,
+            // Past 4,096 hash tags the summary keeps a sample: a tag in this
+            // slot may be among those left out.
+            (biggest, None) if !slots.hash_tags.is_folded() => SlotCause::BigKeys(biggest),
+            _ => SlotCause::Mixed,
+        };
         let by_tag = tag
             .as_ref()
-            .map(|(t, n)| format!(", {} of them with hash tag {{{t}}}", text::count(*n)))
+            .map(|(t, km)| {
+                format!(
+                    ", {} of them with hash tag {{{t}}} ({} of the slot)",
+                    text::count(km.keys),
+                    of_slot(km.memory)
+                )
+            })
             .unwrap_or_default();
+        let why = match &cause {
+            SlotCause::BigKey(k) => format!(
+                "; the key {} alone holds {} ({} of the slot), a big key, not a hash tag",
+                String::from_utf8_lossy(k.key.as_bytes()),
+                text::bytes(k.memory),
+                of_slot(k.memory)
+            ),
+            SlotCause::HashTag => String::new(),
+            SlotCause::BigKeys(Some(k)) => format!(
+                "; no key in it has a hash tag: its keys are big, the biggest, {}, holding {} ({} of the slot)",
+                String::from_utf8_lossy(k.key.as_bytes()),
+                text::bytes(k.memory),
+                of_slot(k.memory)
+            ),
+            SlotCause::BigKeys(None) => "; no key in it has a hash tag: its keys are big".to_string(),
+            SlotCause::Mixed if tag.is_some() => "; neither that hash tag nor one key holds half of it".to_string(),
+            SlotCause::Mixed => {
+                "; no single key holds half of it, and too many hash tags to tell whether one does".to_string()
+            }
+        };
         let message = format!(
-            "slot {slot} holds {} keys and {} ({} of all memory, {:.0}x the mean slot){by_tag}",
+            "slot {slot} holds {} keys and {} ({} of all memory, {:.0}x the mean slot){by_tag}{why}",
             text::count(keys),
             text::bytes(memory),
             text::percent(share),
             memory as f64 / mean.max(f64::MIN_POSITIVE)
         );
+        let (advice, examples) = match &cause {
+            SlotCause::BigKey(k) if has_split_plan(ctx, k) => {
+                (BIG_KEY_PLANNED.to_string(), vec![key_ref(k.db, &k.key)])
+            }
+            SlotCause::BigKey(k) => (BIG_KEY.to_string(), vec![key_ref(k.db, &k.key)]),
+            SlotCause::HashTag => (advice(RuleId::HashtagSkew).to_string(), Vec::new()),
+            SlotCause::BigKeys(k) => (
+                BIG_KEYS.to_string(),
+                k.iter().map(|k| key_ref(k.db, &k.key)).collect(),
+            ),
+            SlotCause::Mixed => (EITHER.to_string(), Vec::new()),
+        };
+        tags_to_blame |= matches!(cause, SlotCause::HashTag | SlotCause::Mixed);
+        causes.push(advice.clone());
         out.keys += keys;
         out.memory += memory;
         out.findings.push(Finding {
@@ -244,6 +362,9 @@ pub(crate) fn hashtag_skew(ctx: &Ctx<'_>) -> Outcome {
             keys,
             memory,
             impact: memory,
+            more_keys: keys.saturating_sub(examples.len() as u64),
+            examples,
+            advice,
             ..finding(
                 RuleId::HashtagSkew,
                 Scope::Slot {
@@ -255,9 +376,32 @@ pub(crate) fn hashtag_skew(ctx: &Ctx<'_>) -> Outcome {
             )
         });
     }
+    // The rule's advice fits its findings: theirs when they share one;
+    // about big keys only when no hash tag is to blame; else both causes.
+    causes.sort();
+    causes.dedup();
+    out.advice = match causes.as_slice() {
+        [] => None,
+        [one] => Some(one.clone()),
+        _ if !tags_to_blame => Some(BIG_KEYS.to_string()),
+        _ => Some(EITHER.to_string()),
+    };
     out.counts.add(Severity::Warn, out.findings.len() as u64);
     out
 }
+
+/// hashtag-skew advice for a slot made hot by one big key with a split plan.
+const BIG_KEY_PLANNED: &str = "One big key makes this slot hot, not a hash tag: split it into buckets without a hash tag, which spread over the slots (`rdblens advise` gives its split plan); one slot lives on one shard, which runs hot and full.";
+
+/// ...by one big key the big-key rules do not list (so without a plan).
+const BIG_KEY: &str = "One big key makes this slot hot, not a hash tag: split it into buckets without a hash tag, which spread over the slots (`rdblens advise` plans splits for the keys over the big-string, big-collection or big-value-bytes thresholds: lower them to get this key's); one slot lives on one shard, which runs hot and full.";
+
+/// ...by big keys and no hash tag, no single key known to hold half of it
+/// (and the rule's advice when its findings blame big keys in more ways).
+const BIG_KEYS: &str = "Big keys make this slot hot, not a hash tag: split them into buckets without a hash tag, which spread over the slots (`rdblens advise` gives split plans for the keys over the big-string, big-collection or big-value-bytes thresholds); one slot lives on one shard, which runs hot and full.";
+
+/// ...when a hash tag is there but neither it nor one key holds most of it.
+const EITHER: &str = "A slot runs hot when a hash tag pins many keys to it (spread them over several tags, e.g. a shard suffix inside the braces) or when it holds a big key (split it: `rdblens advise` gives split plans); `rdblens keys --format csv` lists each key's slot.";
 
 pub(crate) fn small_key_sprawl(ctx: &Ctx<'_>) -> Outcome {
     let c = &ctx.cfg.small_key_sprawl;

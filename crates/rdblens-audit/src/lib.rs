@@ -149,11 +149,12 @@ pub fn audit(summary: &Summary) -> Audit {
             keys: out.keys,
             memory: out.memory,
             savings: out.savings,
-            advice: match rule {
-                RuleId::BigkeyExpiry if cfg.bigkey_expiry.lazyfree_lazy_expire == Some(true) => {
+            advice: match (rule, out.advice) {
+                (_, Some(a)) => a,
+                (RuleId::BigkeyExpiry, _) if cfg.bigkey_expiry.lazyfree_lazy_expire == Some(true) => {
                     advice::BIGKEY_EXPIRY_LAZY.to_string()
                 }
-                _ => advice::advice(rule).to_string(),
+                (_, None) => advice::advice(rule).to_string(),
             },
             note: out.note,
             namespaces: out.namespaces,

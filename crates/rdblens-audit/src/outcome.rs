@@ -28,6 +28,9 @@ pub(crate) struct Outcome {
     pub note: Option<String>,
     pub namespaces: Vec<NamespaceCount>,
     pub config: Vec<ConfigSuggestion>,
+    /// The rule's advice when its findings call for other than the
+    /// default (hashtag-skew caused by big keys).
+    pub advice: Option<String>,
 }
 
 impl Outcome {

@@ -461,6 +461,38 @@ fn expiry_cluster() {
             ),
         ]
     );
+    // With a 1-minute threshold of 1,000 keys the minute of the 1,200
+    // flash:sale keys is over it too, by those keys alone: still one
+    // finding for them, their second.
+    let both = Run {
+        sets: &["expiry-cluster.minute-keys=1000"],
+        ..DEFAULT
+    };
+    let a = audit(&rules_fixture("expiry"), &both);
+    let windows: Vec<_> = of(&a, RuleId::ExpiryCluster)
+        .iter()
+        .map(|f| (f.scope.clone(), f.keys))
+        .collect();
+    assert_eq!(
+        windows,
+        vec![
+            (
+                Scope::Window {
+                    start_ms: T0 + 60_000,
+                    end_ms: T0 + 120_000
+                },
+                1800
+            ),
+            (
+                Scope::Window {
+                    start_ms: T0,
+                    end_ms: T0 + 1000
+                },
+                1200
+            ),
+        ]
+    );
+    assert_eq!(rule_summary(&a, RuleId::ExpiryCluster).keys, 3000);
     // All-types' 40 cache:page keys, with a lower 1-second threshold.
     let a = audit(
         &corpus("redis-7.4.5/all-types"),

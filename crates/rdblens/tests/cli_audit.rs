@@ -4,6 +4,7 @@
 
 mod support;
 
+use predicates::prelude::*;
 use predicates::str::contains;
 use serde_json::Value;
 use support::{rdblens, ALL_TYPES};
@@ -271,4 +272,90 @@ fn extreme_expiry_times_do_not_panic() {
             .code(0)
             .stdout(contains("expired-in-snapshot"));
     }
+}
+
+/// A dump without hash tags whose five biggest keys each share a slot with
+/// a small key: five hashtag-skew warnings, each naming its big key and
+/// pointing to the split plan; no advice about hash tags anywhere.
+#[test]
+fn slot_skew_without_hash_tags_blames_the_big_keys() {
+    use rdblens_analysis::slot::key_slot;
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let path = dir.path().join("big-keys.rdb");
+    let mut rdb = support::RdbBuilder::new();
+    let small: Vec<Vec<u8>> = (0..300).map(|i| format!("user:{i}").into_bytes()).collect();
+    let mut big_names = Vec::new();
+    for neighbour in small.iter().take(5) {
+        // A `feed:N` name in the same slot as the small key.
+        let slot = key_slot(neighbour);
+        let name = (0..)
+            .map(|n| format!("feed:{n}"))
+            .find(|k| key_slot(k.as_bytes()) == slot)
+            .unwrap_or_default();
+        rdb = rdb.string(name.as_bytes(), &vec![b'x'; 20_000], None);
+        big_names.push((slot, name));
+    }
+    for k in &small {
+        rdb = rdb.string(k, b"v", None);
+    }
+    std::fs::write(&path, rdb.finish()).unwrap_or_else(|e| panic!("{e}"));
+    let path = path.to_string_lossy().to_string();
+    let j = report_json(&[&path]);
+    let mut skew: Vec<(u64, String, String)> = j["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|f| f["rule"] == "hashtag-skew")
+        .map(|f| {
+            assert_eq!(f["scope"]["hash_tag"], Value::Null);
+            assert_eq!(f["keys"], 2);
+            assert_eq!(
+                f["advice"],
+                "One big key makes this slot hot, not a hash tag: split it into buckets without a hash tag, which spread over the slots (`rdblens advise` gives its split plan); one slot lives on one shard, which runs hot and full."
+            );
+            (
+                f["scope"]["slot"].as_u64().unwrap_or(0),
+                f["examples"][0]["key"].as_str().unwrap_or("").to_string(),
+                f["message"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    skew.sort();
+    big_names.sort();
+    let named: Vec<(u64, String)> = skew.iter().map(|(s, k, _)| (*s, k.clone())).collect();
+    let expected: Vec<(u64, String)> = big_names
+        .iter()
+        .map(|(s, k)| (u64::from(*s), k.clone()))
+        .collect();
+    assert_eq!(named, expected);
+    for (_, key, message) in &skew {
+        assert!(
+            message.contains(&format!("; the key {key} alone holds "))
+                && message.ends_with(", a big key, not a hash tag"),
+            "{message}"
+        );
+    }
+    assert_eq!(
+        rule(&j, "hashtag-skew")["advice"],
+        "One big key makes this slot hot, not a hash tag: split it into buckets without a hash tag, which spread over the slots (`rdblens advise` gives its split plan); one slot lives on one shard, which runs hot and full."
+    );
+    // The plans the advice points to: one per big key.
+    let out = rdblens()
+        .args(["advise", &path, "--format", "json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let plans: Value = serde_json::from_slice(&out).unwrap_or(Value::Null);
+    let text = plans.to_string();
+    for (_, key) in &big_names {
+        assert!(text.contains(&format!("\"{key}\"")), "no plan for {key}: {text}");
+    }
+    // The table names no hash-tag advice.
+    rdblens()
+        .args(["report", &path, "--section", "findings"])
+        .assert()
+        .success()
+        .stdout(contains("hashtag-skew").and(contains("Spread").not()));
 }

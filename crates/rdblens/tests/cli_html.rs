@@ -158,11 +158,21 @@ fn figures_are_in_the_page_without_javascript() {
     keys.sort();
     keys.dedup();
     assert_eq!(keys.len(), 31);
+    // Keys alike are one row: the 9 `burst:*` (20-byte strings expiring
+    // together), `session:101`, `:228` and `:230` (191 bytes, 280 B), and
+    // `session:199` and `:211` (189 bytes).
     assert_eq!(
         rows.matches("<tr>").count(),
-        1 + 31,
-        "the header and the three top lists' keys once each"
+        1 + 31 - 8 - 2 - 1,
+        "the header and the three top lists' keys once each, keys alike in one row"
     );
+    assert!(rows.contains(
+        "<td class=\"key\" data-keys=\"9\">9 keys like <code>&quot;burst:*&quot;</code>, e.g. <code>&quot;burst:235&quot;</code></td>"
+    ));
+    // Their TTLs differ: the cell gives the shortest to the longest.
+    assert!(rows.contains(
+        "<td class=\"key\" data-keys=\"3\">3 keys like <code>&quot;session:*&quot;</code>, e.g. <code>&quot;session:101&quot;</code></td><td>string</td><td>raw</td><td class=\"n\" data-v=\"191\">191</td><td class=\"n\" data-v=\"280\">280 B</td><td class=\"n\" data-v=\"13\">13 B</td><td class=\"n\" data-v=\"191\">191 B</td><td class=\"n\" data-v=\"1960002383740\">1903.4d – 1907.6d</td>"
+    ));
 }
 
 #[test]
@@ -234,4 +244,42 @@ fn hundred_shards_under_two_megabytes() {
         "files table and shard table"
     );
     assert!(page.len() < 2 << 20, "{} bytes", page.len());
+}
+
+/// The top-keys table of a dump whose biggest keys include 30 `feed:*`
+/// strings alike (the same length, type, encoding and memory): one row for
+/// them, naming how many and an example, instead of 30 equal rows.
+#[test]
+fn keys_alike_share_one_row_in_the_top_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("feeds.rdb");
+    let mut rdb = support::RdbBuilder::new();
+    for n in 100..130 {
+        rdb = rdb.string(format!("feed:{n}").as_bytes(), &[b'f'; 400], None);
+    }
+    rdb = rdb
+        .string(b"big:a", &[b'a'; 5000], None)
+        .string(b"big:b", &[b'b'; 3000], None)
+        .string(b"lonely", &[b'l'; 400], None);
+    std::fs::write(&path, rdb.finish()).unwrap();
+    let path = path.to_string_lossy().to_string();
+    let page = run(&["report", &path, "-q", "--format", "html", "--top", "40"]);
+    let start = page.find("<table id=\"top-keys\"").unwrap();
+    let table = &page[start..start + page[start..].find("</table>").unwrap()];
+    let rows: Vec<&str> = table.split("<tr>").skip(2).collect();
+    assert_eq!(rows.len(), 4, "{table}");
+    assert_eq!(
+        rows[2],
+        "<td class=\"n\" data-v=\"3\">3</td><td class=\"n\" data-v=\"0\">0</td><td class=\"key\" data-keys=\"30\">30 keys like <code>&quot;feed:*&quot;</code>, e.g. <code>&quot;feed:100&quot;</code></td><td>string</td><td>raw</td><td class=\"n\" data-v=\"400\">400</td><td class=\"n\" data-v=\"504\">504 B</td><td class=\"n\" data-v=\"402\">402 B</td><td class=\"n\" data-v=\"400\">400 B</td><td class=\"n\" data-v=\"-1\">-</td></tr>"
+    );
+    // A key without a namespace is its own row, even of the same figures.
+    assert!(
+        rows[3].contains("<td class=\"key\"><code>&quot;lonely&quot;</code></td>"),
+        "{}",
+        rows[3]
+    );
+    assert_eq!(page.matches("feed:1").count(), 1);
+    assert!(
+        page.contains("Keys alike (the same database, namespace, type, encoding and figures) share one row.")
+    );
 }

@@ -190,6 +190,39 @@
     tools.appendChild(back); tools.appendChild(reset); tools.appendChild(info);
     back.addEventListener("click", function () { if (stack.length) { view = stack.pop(); draw(); } });
     reset.addEventListener("click", function () { stack = []; view = full.slice(); draw(); });
+    var LABEL_ROW = 14, LABEL_ROWS = 4, LABEL_GAP = 6;
+    // One label per cluster in view, at its band's left edge, in the first
+    // row where it overlaps no other label (clusters close in time share
+    // an x); a label finding no free row among LABEL_ROWS is left out (the
+    // band keeps its tooltip). Widths are measured once the text is in the
+    // page (estimated when the chart is not rendered). Returns the rows used.
+    function clusterLabels(parent, X) {
+      var placed = [], rows = 0;
+      ex.clusters.filter(function (c) { return c[1] > view[0] && c[0] < view[1]; })
+        .sort(function (a, b) { return a[0] - b[0]; })
+        .forEach(function (c) {
+          var t = el("text", { "font-size": 11, "class": "cluster-label" }, parent);
+          t.textContent = "cluster · " + count(c[2]) + " keys";
+          t.style.fill = "#b5541a";
+          var w = (t.getComputedTextLength && t.getComputedTextLength()) || t.textContent.length * 6.5;
+          var x = Math.max(L, Math.min(Math.max(X(c[0]), L) + 3, W - R - w));
+          for (var row = 0; row < LABEL_ROWS; row++) {
+            var free = placed.every(function (p) {
+              return p.row !== row || x + w + LABEL_GAP <= p.x || p.x + p.w + LABEL_GAP <= x;
+            });
+            if (free) { break; }
+          }
+          if (row === LABEL_ROWS) { parent.removeChild(t); return; }
+          placed.push({ x: x, w: w, row: row });
+          rows = Math.max(rows, row + 1);
+          var y = T + 12 + row * LABEL_ROW;
+          t.setAttribute("x", x);
+          t.setAttribute("y", y);
+          // A light backing keeps the label readable across band edges.
+          parent.insertBefore(el("rect", { x: x - 2, y: y - 10, width: w + 4, height: 13, rx: 2, fill: "#fff" }), t);
+        });
+      return rows;
+    }
     var NICE = [1e3, 5e3, 15e3, 6e4, 3e5, 9e5, 36e5, 3 * 36e5, 6 * 36e5, 864e5, 7 * 864e5, 30 * 864e5, 365 * 864e5];
     function draw() {
       box.textContent = "";
@@ -207,18 +240,18 @@
       });
       var max = 1;
       Object.keys(bins).forEach(function (s) { max = Math.max(max, bins[s][0]); });
-      max *= 1.12; // room for the cluster labels
       var svg = el("svg", { viewBox: "0 0 " + W + " " + H }, box);
       function X(t) { return L + (t - view[0]) / span * (W - L - R); }
+      var bands = el("g", {}, svg), labels = el("g", {}, svg);
+      var rows = clusterLabels(labels, X);
+      // Room above the tallest bar for the rows of cluster labels.
+      max *= Math.max(1.12, 1 / (1 - Math.min(0.6, (rows * LABEL_ROW + 6) / (H - T - B))));
       function Y(v) { return T + (1 - v / max) * (H - T - B); }
       ex.clusters.forEach(function (c) {
         if (c[1] <= view[0] || c[0] >= view[1]) { return; }
         var x0 = Math.max(X(c[0]), L), x1 = Math.min(X(c[1]), W - R);
-        var band = el("rect", { x: x0, y: T, width: Math.max(x1 - x0, 3), height: H - T - B, fill: "rgba(229,115,40,.18)", stroke: "#e57328", "stroke-dasharray": "3 2" }, svg);
+        var band = el("rect", { x: x0, y: T, width: Math.max(x1 - x0, 3), height: H - T - B, fill: "rgba(229,115,40,.18)", stroke: "#e57328", "stroke-dasharray": "3 2" }, bands);
         tipOn(band, "Cluster: " + count(c[2]) + " keys, " + utc(c[0]) + " to " + utc(c[1]) + " UTC");
-        var t = el("text", { x: x0 + 3, y: T + 12, "font-size": 11 }, svg);
-        t.textContent = "cluster · " + count(c[2]) + " keys";
-        t.style.fill = "#b5541a";
       });
       for (var g = 0; g <= 4; g++) {
         var v = max * g / 4, y = Y(v);
