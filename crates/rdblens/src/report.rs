@@ -247,6 +247,7 @@ pub fn prepare(args: &ReportArgs) -> Result<(Options, ReportOptions)> {
     crate::common::check_labels(&args.label, args.files.len())?;
     let inputs = args.files.iter().chain(&args.model.config).chain(&args.rules);
     crate::output::refuse_input_as_output(args.output.as_deref(), inputs.map(|p| p.as_path()))?;
+    crate::output::check_writable(args.output.as_deref())?;
     let report_opts = report_options(args, false)?;
     let mut opts = options(args)?;
     // Fewer sections feed fewer accumulators (the tables, JSON and HTML
