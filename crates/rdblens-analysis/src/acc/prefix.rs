@@ -10,6 +10,7 @@ use super::counter::Counter;
 use super::ttl::{ttl_bucket, TtlBuckets};
 use super::Accumulate;
 use crate::facts::KeyFacts;
+use crate::namespace::namespace_ends;
 
 /// Children kept per node, by depth (root's children first).
 const CAPS: [usize; 4] = [512, 64, 16, 8];
@@ -22,7 +23,8 @@ pub struct PrefixNode {
     /// The same keys and their memory, by TTL bucket.
     pub ttl: TtlBuckets,
     /// Deeper prefixes, each named by the key up to its next separator
-    /// (`user:1` under `user`); `None` at the last level or before one is seen.
+    /// (`cache:page` under `cache`; never an id: `user:42` is in `user`,
+    /// crate::namespace); `None` at the last level or before one is seen.
     pub children: Option<Box<BoundedMap<PrefixNode>>>,
 }
 
@@ -85,14 +87,8 @@ impl Prefixes {
 
 impl Accumulate for Prefixes {
     fn add(&mut self, f: &KeyFacts<'_>) {
-        let sep = self.separator;
-        // Prefix ends: the positions of separators, up to `depth` of them.
-        let mut ends = f
-            .key
-            .iter()
-            .enumerate()
-            .filter(|&(_, &b)| b == sep)
-            .map(|(i, _)| i);
+        // Namespace ends, up to `depth` of them (crate::namespace's rule).
+        let mut ends = namespace_ends(f.key, self.separator, self.depth);
         let Some(first) = ends.next() else {
             self.unprefixed.add(f);
             return;
@@ -103,9 +99,6 @@ impl Accumulate for Prefixes {
         loop {
             node.totals.add(f);
             node.ttl.add_at(bucket, f.memory);
-            if level >= self.depth {
-                break;
-            }
             let Some(end) = ends.next() else { break };
             let cap = CAPS[level];
             node = node

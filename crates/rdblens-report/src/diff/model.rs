@@ -112,7 +112,7 @@ impl UsedMemoryDiff {
 pub struct NamespaceDiff {
     /// The prefix's last segment (its parent is the row's level above).
     pub prefix: KeyName,
-    /// 1 for the first segment (`user`), 2 for the first two (`user:42`).
+    /// 1 for the first segment (`cache`), 2 for the first two (`cache:page`).
     pub level: usize,
     /// Its figures in the old summary; null when folded there.
     pub old: Option<Counter>,
