@@ -11,11 +11,13 @@ use support::{rdblens, ALL_TYPES};
 const IDS: &str = "fixtures/namespaces/ids.rdb";
 
 fn run_json(args: &[&str]) -> Value {
-    let out = rdblens()
-        .args(args)
-        .args(["--format", "json", "-q"])
-        .output()
-        .unwrap();
+    let mut cmd = rdblens();
+    cmd.args(args).args(["--format", "json"]);
+    // `merge` reads summaries and shows no progress: it has no --quiet.
+    if args[0] != "merge" {
+        cmd.arg("-q");
+    }
+    let out = cmd.output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap()
 }
@@ -141,4 +143,118 @@ fn the_html_and_the_diff_name_the_parent_namespaces() {
         .unwrap();
     assert_eq!(rate["new"]["keys"], 3020);
     assert_eq!(rate["old"]["keys"], 0);
+}
+
+/// Each key's memory estimate, by key, for the keys `rdblens keys` lists
+/// with `extra` (e.g. `--expired`).
+fn key_memory(extra: &[&str]) -> Vec<(String, u64)> {
+    let out = rdblens()
+        .args(["keys", IDS, "--format", "jsonl"])
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            (
+                v["key"].as_str().unwrap().to_string(),
+                v["size_in_bytes"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// The 80 keys the generator let expire before the snapshot: 50 `sess`,
+/// 20 `rate`, 10 without a namespace, counted per namespace with the memory
+/// a reload frees, in the JSON, the tables, the HTML and through a summary.
+#[test]
+fn keys_already_expired_at_the_snapshot_are_counted_per_namespace() {
+    let expired = key_memory(&["--expired"]);
+    assert_eq!(expired.len(), 80);
+    let sum = |f: &dyn Fn(&str) -> bool| -> (u64, u64) {
+        let hit: Vec<u64> = expired.iter().filter(|(k, _)| f(k)).map(|(_, m)| *m).collect();
+        (hit.len() as u64, hit.iter().sum())
+    };
+    let (sess, rate) = (sum(&|k| k.starts_with("sess:")), sum(&|k| k.starts_with("rate:")));
+    let none = sum(&|k| !k.contains(':'));
+    assert_eq!((sess.0, rate.0, none.0), (50, 20, 10));
+    let total = sess.1 + rate.1 + none.1;
+    let want = json!({
+        "keys": 80,
+        "memory": total,
+        "namespaces": [
+            {"prefix": {"key": "sess"}, "keys": 50, "memory": sess.1, "children": []},
+            {"prefix": {"key": "rate"}, "keys": 20, "memory": rate.1, "children": []},
+        ],
+        "folded": {"keys": 0, "memory": 0},
+        "no_namespace": {"keys": 10, "memory": none.1},
+    });
+    let doc = run_json(&["report", IDS, "--section", "prefixes"]);
+    assert_eq!(doc["prefixes"]["expired"], want);
+
+    // Through a summary and `merge`, the same.
+    let dir = tempfile::tempdir().unwrap();
+    let summary = dir.path().join("ids.json");
+    rdblens()
+        .args(["report", IDS, "--summary-only", "-q", "-o"])
+        .arg(&summary)
+        .assert()
+        .success();
+    let merged = run_json(&["merge", summary.to_str().unwrap(), "--section", "prefixes"]);
+    assert_eq!(merged["prefixes"]["expired"], want);
+
+    let out = rdblens()
+        .args(["report", IDS, "--section", "prefixes", "-q"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let kib = |b: u64| format!("{:.1} KiB", b as f64 / 1024.0);
+    let table: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.contains("already expired at 2026-11-29 08:14:29 UTC are still in the dump"))
+        .collect();
+    assert_eq!(
+        table[0],
+        format!(
+            "80 keys ({}) already expired at 2026-11-29 08:14:29 UTC are still in the dump: loading it (or the server's expiry) frees them.",
+            kib(total)
+        )
+    );
+    let rows: Vec<Vec<&str>> = table[3..6]
+        .iter()
+        .map(|l| l.split('|').map(str::trim).filter(|c| !c.is_empty()).collect())
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            vec!["\"sess\"", "50", &kib(sess.1)],
+            vec!["\"rate\"", "20", &kib(rate.1)],
+            vec!["(no namespace)", "10", &format!("{} B", none.1)],
+        ]
+    );
+
+    let page = rdblens()
+        .args(["report", IDS, "--format", "html", "-q"])
+        .output()
+        .unwrap();
+    let page = String::from_utf8(page.stdout).unwrap();
+    let table = &page[page
+        .find("<table id=\"expired-table\"")
+        .expect("the expired table")..];
+    let table = &table[..table.find("</table>").unwrap()];
+    for (name, keys, memory) in [("sess", 50, sess.1), ("rate", 20, rate.1)] {
+        assert!(
+            table.contains(&format!(
+                "<code>{name}</code></td><td class=\"n\" data-v=\"{keys}\">{keys}</td><td class=\"n\" data-v=\"{memory}\">"
+            )),
+            "{name} in {table}"
+        );
+    }
+    assert!(table.contains(&format!(
+        "<td>(no namespace)</td><td class=\"n\" data-v=\"10\">10</td><td class=\"n\" data-v=\"{}\">",
+        none.1
+    )));
 }

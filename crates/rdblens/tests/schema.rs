@@ -71,6 +71,8 @@ fn options_that_shape_the_document_validate() {
             "1800000000",
         ],
         vec![f, "--depth", "1", "--separator", "_"],
+        // Keys expired at the snapshot, in namespaces and without one.
+        vec!["fixtures/namespaces/ids.rdb", "--section", "prefixes"],
         vec![f, "--top", "0"],
         vec![f, "--type", "hash", "--db", "0", "--match", "*:*"],
         vec![f, "--target", "valkey-8.1", "--jemalloc-quantum", "16"],

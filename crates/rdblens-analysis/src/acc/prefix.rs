@@ -52,6 +52,8 @@ pub struct Prefixes {
     pub now_ms: i64,
     /// Keys without any separator.
     pub unprefixed: Counter,
+    /// The same keys and their memory, by TTL bucket.
+    pub unprefixed_ttl: TtlBuckets,
     /// First-level prefixes (the bytes before the first separator), each with its deeper ones.
     pub root: BoundedMap<PrefixNode>,
 }
@@ -80,6 +82,7 @@ impl Prefixes {
             depth: depth.clamp(1, CAPS.len()),
             now_ms,
             unprefixed: Counter::default(),
+            unprefixed_ttl: TtlBuckets::default(),
             root: BoundedMap::new(CAPS[0]),
         }
     }
@@ -89,11 +92,12 @@ impl Accumulate for Prefixes {
     fn add(&mut self, f: &KeyFacts<'_>) {
         // Namespace ends, up to `depth` of them (crate::namespace's rule).
         let mut ends = namespace_ends(f.key, self.separator, self.depth);
+        let bucket = ttl_bucket(f.expiry_ms, self.now_ms);
         let Some(first) = ends.next() else {
             self.unprefixed.add(f);
+            self.unprefixed_ttl.add_at(bucket, f.memory);
             return;
         };
-        let bucket = ttl_bucket(f.expiry_ms, self.now_ms);
         let mut node = self.root.slot(&f.key[..first]);
         let mut level = 1;
         loop {
@@ -111,6 +115,7 @@ impl Accumulate for Prefixes {
 
     fn merge(&mut self, other: Self) {
         self.unprefixed.merge(&other.unprefixed);
+        self.unprefixed_ttl.merge_from(&other.unprefixed_ttl);
         self.root.merge(other.root);
     }
 }
