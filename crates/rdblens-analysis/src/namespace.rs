@@ -13,16 +13,14 @@
 /// for a key without a separator.
 pub fn namespace_ends(key: &[u8], separator: u8, depth: usize) -> impl Iterator<Item = usize> + '_ {
     let mut start = 0;
-    let mut stopped = false;
     key.iter()
         .enumerate()
         .filter(move |&(_, &b)| b == separator)
         .map(|(i, _)| i)
         .take_while(move |&end| {
             // The first segment always counts; a later one ends the
-            // namespace when it is an id.
-            let keep = !stopped && (start == 0 || !looks_like_id(&key[start..end]));
-            stopped |= !keep;
+            // namespaces when it is an id.
+            let keep = start == 0 || !looks_like_id(&key[start..end]);
             start = end + 1;
             keep
         })
