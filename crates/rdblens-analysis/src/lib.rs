@@ -34,6 +34,7 @@ mod keyname;
 pub mod keyshape;
 mod limits;
 mod mainpass;
+pub mod namespace;
 mod options;
 mod ordered;
 mod pipeline;

@@ -342,7 +342,7 @@ mod tests {
             )
         );
         let e =
-            text(r#"{"format": "rdblens-summary", "summary_version": 5, "tool_version": "x", "shaping": 3}"#);
+            text(r#"{"format": "rdblens-summary", "summary_version": 6, "tool_version": "x", "shaping": 3}"#);
         assert!(
             e.starts_with("x.json: damaged rdblens summary file: shaping: invalid type: integer `3`"),
             "{e}"

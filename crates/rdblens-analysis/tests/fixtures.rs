@@ -313,7 +313,12 @@ fn a_huge_keyspace_stays_bounded_and_exact_where_it_matters() {
     let mut parts = [KeyStats::new(&settings), KeyStats::new(&settings)];
     let n = 60_000u64;
     for i in 0..n {
-        let key = format!("user:{i}:profile");
+        // Letters, not digits: a second segment that is a name (an id
+        // would be counted in `user` alone, crate::namespace).
+        let name: String = (0..4)
+            .map(|d| char::from(b'a' + (i / 26u64.pow(d) % 26) as u8))
+            .collect();
+        let key = format!("user:{name}:profile");
         // Expiries spread over 100,000 s: more distinct seconds than the cap.
         let f = synthetic(
             key.as_bytes(),
@@ -332,7 +337,7 @@ fn a_huge_keyspace_stays_bounded_and_exact_where_it_matters() {
     whole.finish();
     let root = &whole.prefixes.root;
     assert!(root.entries.len() <= 512);
-    // "user" is one namespace with exact totals; its 60,000 ids are folded.
+    // "user" is one namespace with exact totals; its 60,000 names are folded.
     // 401 namespaces fit under the root's cap: all exact.
     assert!(!root.is_folded());
     assert_eq!(root.entries.len(), 401);

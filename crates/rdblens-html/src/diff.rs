@@ -230,6 +230,54 @@ pub fn page(d: &Value) -> Page {
         },
     ));
 
+    nav.push(("key-changes", "Keys changed"));
+    let mut kt = Table::new(
+        "key-changes-table",
+        &[
+            Col("change", false),
+            Col("key", false),
+            Col("type", false),
+            Col("before", true),
+            Col("now", true),
+            Col("change in memory", true),
+        ],
+        true,
+        true,
+    );
+    let kc = &d["key_changes"];
+    for kind in ["appeared", "disappeared", "grew", "shrank"] {
+        for k in arr(kc, kind) {
+            // A side the key is not listed on: absent, or at most its list's smallest.
+            let side = |memory: &str, at_most: &str| match (
+                k.get(memory).and_then(Value::as_u64),
+                k.get(at_most).and_then(Value::as_u64),
+            ) {
+                (Some(v), _) => num(v, &bytes(v)),
+                (None, Some(v)) => num(v, &format!("≤ {}", bytes(v))),
+                (None, None) => num(0, "absent"),
+            };
+            let delta = i(k, "delta");
+            kt.row(&[
+                text(kind),
+                format!("<td class=\"key\"><code>{}</code></td>", html(&key_text(k))),
+                text(s(k, "type")),
+                side("old_memory", "old_at_most"),
+                side("new_memory", "new_at_most"),
+                num(delta, &signed_bytes(delta)),
+            ]);
+        }
+    }
+    body.push_str(&section(
+        "key-changes",
+        "Keys that appeared, disappeared, grew or shrank most",
+        "By estimated memory, from both sides' top lists: a key missing from one side's lists is absent there, or at most as big as that list's smallest key (≤).",
+        &if kt.is_empty() {
+            "<p>None.</p>".to_string()
+        } else {
+            kt.finish()
+        },
+    ));
+
     nav.push(("expiry", "Expiry"));
     let e = &d["expiry"];
     let mut et = Table::new(

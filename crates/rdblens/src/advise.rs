@@ -49,13 +49,11 @@ fn options(args: &AdviseArgs) -> Result<Options> {
     crate::input::refuse_repeated_inputs(&args.files)?;
     let inputs = args.files.iter().chain(&args.model.config).chain(&args.rules);
     crate::output::refuse_input_as_output(args.output.as_deref(), inputs.map(|p| p.as_path()))?;
+    crate::output::check_writable(args.output.as_deref())?;
     let separator = match args.separator.as_bytes() {
         [b] => *b,
         _ => bail!("--separator must be a single byte, got {:?}", args.separator),
     };
-    crate::input::refuse_repeated_inputs(&args.files)?;
-    let inputs = args.files.iter().chain(&args.model.config).chain(&args.rules);
-    crate::output::refuse_input_as_output(args.output.as_deref(), inputs.map(|p| p.as_path()))?;
     let base = args.model.options(args.filter.filter()?)?;
     let rules = rdblens_audit::load(args.rules.as_deref(), &base.config, &args.set)?;
     Ok(Options {

@@ -82,8 +82,11 @@ pub struct ModelArgs {
     /// jemalloc quantum of the target: 8 (bundled jemalloc) or 16 (distro libjemalloc) (default: detected from the dump's used-mem when clear, else 8; giving it skips the detection, which is faster on big dumps).
     #[arg(long, value_parser = ["8", "16"])]
     pub jemalloc_quantum: Option<String>,
-    /// Reference time for TTLs: unix seconds or ms (default: the snapshot's ctime).
-    #[arg(long)]
+    /// Reference time for TTLs (default: the snapshot's ctime). Times, here and
+    /// in --expiry-window: unix seconds or milliseconds, YYYY-MM-DD[Thh:mm[:ss]]
+    /// (UTC), now, today, yesterday, tomorrow (midnight UTC), now-DURATION or
+    /// now+DURATION (e.g. now-12h, now+7d).
+    #[arg(long, value_name = "TIME", value_parser = crate::time::parse)]
     pub now: Option<i64>,
     /// Worker threads (default: all cores; at most 8 per core, more is refused).
     #[arg(long, default_value_t = 0)]
@@ -166,7 +169,7 @@ impl ModelArgs {
         check_threads(self.threads, cores())?;
         Ok(Options {
             threads: self.threads,
-            now_ms: now_ms(self.now),
+            now_ms: self.now,
             profile: target_profile(self.target.as_deref())?,
             quantum: self.jemalloc_quantum.as_deref().and_then(|q| q.parse().ok()),
             config: model_config(self.config.as_deref(), &self.limits)?,
@@ -218,17 +221,6 @@ pub fn key_filter(
         pattern: pattern.map(|p| p.as_bytes().to_vec()),
         prefix: prefix.map(|p| p.as_bytes().to_vec()),
         ..KeyFilter::default()
-    })
-}
-
-/// `--now`: values below 1e11 are seconds (1e11 s is the year 5138).
-pub fn now_ms(now: Option<i64>) -> Option<i64> {
-    now.map(|n| {
-        if n < 100_000_000_000 {
-            n.saturating_mul(1000)
-        } else {
-            n
-        }
     })
 }
 
@@ -385,12 +377,5 @@ mod tests {
         assert!(err("maxmemory=1").contains("unknown limit 'maxmemory'"));
         assert!(err("hash-max-listpack-entries").contains("expected NAME=VALUE"));
         assert!(err("hash-max-listpack-entries=lots").contains("is not a size"));
-    }
-
-    #[test]
-    fn now_takes_seconds_or_ms() {
-        assert_eq!(now_ms(Some(1_700_000_000)), Some(1_700_000_000_000));
-        assert_eq!(now_ms(Some(1_700_000_000_123)), Some(1_700_000_000_123));
-        assert_eq!(now_ms(None), None);
     }
 }

@@ -61,6 +61,7 @@ pub fn prepare(args: &DiffArgs) -> Result<(Options, ReportOptions)> {
     }
     let inputs = [&args.old, &args.new].into_iter().chain(&args.model.config);
     crate::output::refuse_input_as_output(args.output.as_deref(), inputs.map(|p| p.as_path()))?;
+    crate::output::check_writable(args.output.as_deref())?;
     let opts = Options {
         top: args.top,
         separator,

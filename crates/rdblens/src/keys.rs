@@ -83,6 +83,7 @@ pub fn prepare(args: &KeysArgs) -> Result<Options> {
     crate::common::check_labels(&args.label, args.files.len())?;
     let inputs = args.files.iter().chain(&args.model.config);
     crate::output::refuse_input_as_output(args.output.as_deref(), inputs.map(|p| p.as_path()))?;
+    crate::output::check_writable(args.output.as_deref())?;
     let mut opts = args.model.options(args.filter.filter()?)?;
     opts.skip_unknown = args.skip_unknown;
     Ok(opts)

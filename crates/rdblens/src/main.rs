@@ -29,6 +29,7 @@ mod progress;
 mod report;
 mod rows;
 mod summary_file;
+mod time;
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -54,6 +54,7 @@ pub fn prepare(args: &MergeArgs) -> Result<ReportOptions> {
         anyhow::bail!("--summary-only writes JSON: drop --format table/html");
     }
     crate::output::refuse_input_as_output(args.output.as_deref(), args.files.iter().map(|p| p.as_path()))?;
+    crate::output::check_writable(args.output.as_deref())?;
     let mut opts = rendering(&args.section, args.top.unwrap_or(0), &args.bucket, args.sort)?;
     opts.expiry_window = args
         .expiry_window

@@ -55,6 +55,21 @@ pub fn refuse_input_as_output<'a>(
     Ok(())
 }
 
+/// Checks, before any work, that `output` can be written: a missing
+/// directory, a directory given as the file or a directory without write
+/// permission would otherwise fail only once the whole analysis is done. A
+/// temporary file is made beside the output (as the real write does) and
+/// deleted at once; an existing device or FIFO is left alone (opening a
+/// FIFO would wait for a reader), its errors come when it is written.
+pub fn check_writable(output: Option<&Path>) -> Result<(), WriteError> {
+    let Some(path) = output else { return Ok(()) };
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        return Ok(());
+    }
+    // Dropped without a commit: the temporary file is deleted.
+    Output::open(Some(path)).map(drop)
+}
+
 /// Device and inode of the file `path` names (symlinks followed).
 #[cfg(unix)]
 pub fn file_id(path: &Path) -> Option<(u64, u64)> {

@@ -69,8 +69,8 @@ pub struct ReportArgs {
     /// Expiry histogram bucket: 1s, 10s, 1m, 10m, 1h, 1d or auto.
     #[arg(long, default_value = "auto")]
     pub bucket: String,
-    /// Show only expiries in FROM..TO (UTC, `2033-05-21T03:34`,
-    /// `2033-05-21T03:34:05`, `2033-05-21`, or unix seconds; TO exclusive).
+    /// Show only expiries in FROM..TO, TO exclusive (times as for --now, e.g.
+    /// 2033-05-21T03:34..2033-05-21T03:36 or today..tomorrow).
     #[arg(long, value_name = "FROM..TO")]
     pub expiry_window: Option<String>,
     /// Write the report here instead of standard output.
@@ -125,50 +125,14 @@ pub fn parse_window(s: &str) -> Result<(i64, i64)> {
     let (from, to) = s
         .split_once("..")
         .with_context(|| format!("--expiry-window '{s}': expected FROM..TO"))?;
-    let from =
-        parse_time(from.trim()).with_context(|| format!("--expiry-window '{s}': bad FROM '{from}'"))?;
-    let to = parse_time(to.trim()).with_context(|| format!("--expiry-window '{s}': bad TO '{to}'"))?;
+    let end = |which: &str, t: &str| {
+        crate::time::parse(t).map_err(|e| anyhow::anyhow!("--expiry-window '{s}': bad {which}: {e}"))
+    };
+    let (from, to) = (end("FROM", from)?, end("TO", to)?);
     if from >= to {
         bail!("--expiry-window '{s}': FROM must be before TO");
     }
     Ok((from, to))
-}
-
-/// Unix seconds, or `YYYY-MM-DD[Thh:mm[:ss]]` (UTC; a space may replace
-/// the `T`), as unix ms.
-fn parse_time(s: &str) -> Result<i64> {
-    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
-        let secs: i64 = s.parse().context("too large")?;
-        return secs.checked_mul(1000).context("too large");
-    }
-    let (date, time) = match s.split_once(['T', ' ']) {
-        Some((d, t)) => (d, t),
-        None => (s, "00:00:00"),
-    };
-    let num = |p: &str, lo: i64, hi: i64| -> Result<i64> {
-        let v: i64 = p.parse().with_context(|| format!("'{p}' is not a number"))?;
-        if !(lo..=hi).contains(&v) || !p.bytes().all(|b| b.is_ascii_digit()) {
-            bail!("'{p}' out of range {lo}-{hi}");
-        }
-        Ok(v)
-    };
-    let d: Vec<&str> = date.split('-').collect();
-    let t: Vec<&str> = time.split(':').collect();
-    if d.len() != 3 || !(2..=3).contains(&t.len()) {
-        bail!("expected YYYY-MM-DD[Thh:mm[:ss]] or unix seconds");
-    }
-    let (y, m, day) = (num(d[0], 1970, 9999)?, num(d[1], 1, 12)?, num(d[2], 1, 31)?);
-    let (h, min) = (num(t[0], 0, 23)?, num(t[1], 0, 59)?);
-    let sec = if t.len() == 3 { num(t[2], 0, 59)? } else { 0 };
-    // Days from civil (Howard Hinnant's algorithm).
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Ok(((days * 86_400) + h * 3600 + min * 60 + sec) * 1000)
 }
 
 pub fn options(args: &ReportArgs) -> Result<Options> {
@@ -247,6 +211,7 @@ pub fn prepare(args: &ReportArgs) -> Result<(Options, ReportOptions)> {
     crate::common::check_labels(&args.label, args.files.len())?;
     let inputs = args.files.iter().chain(&args.model.config).chain(&args.rules);
     crate::output::refuse_input_as_output(args.output.as_deref(), inputs.map(|p| p.as_path()))?;
+    crate::output::check_writable(args.output.as_deref())?;
     let report_opts = report_options(args, false)?;
     let mut opts = options(args)?;
     // Fewer sections feed fewer accumulators (the tables, JSON and HTML

@@ -356,7 +356,49 @@ fn now_takes_seconds_or_milliseconds() {
     assert_eq!(default["now_ms"], 1_795_292_217_000i64, "the snapshot's ctime");
     let expired = |d: &Value| d["ttl"][1]["keys"].as_u64().unwrap();
     assert!(expired(&secs) > expired(&default));
-    usage_error(&[ALL_TYPES, "--now", "tomorrow"], "invalid value 'tomorrow'");
+}
+
+/// `--now` and `--expiry-window` take the same times: dates, words and
+/// offsets as well as unix seconds; anything else is a usage error naming
+/// the flag.
+#[test]
+fn now_and_the_expiry_window_take_one_time_syntax() {
+    let date = json(&[ALL_TYPES, "--now", "2026-11-28", "--section", "ttl"]);
+    assert_eq!(date["now_ms"], 1_795_824_000_000i64);
+    let midnight = || {
+        let ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as i64;
+        ms - ms % 86_400_000
+    };
+    let before = midnight();
+    let yesterday = json(&[ALL_TYPES, "--now", "yesterday", "--section", "ttl"]);
+    let after = midnight();
+    let got = yesterday["now_ms"].as_i64().unwrap();
+    assert!(
+        got == before - 86_400_000 || got == after - 86_400_000,
+        "--now yesterday gave {got}, midnight is {before}"
+    );
+    let window = json(&[
+        ALL_TYPES,
+        "--expiry-window",
+        "2026-11-28..1795910400",
+        "--section",
+        "expiry",
+    ]);
+    assert_eq!(
+        window["expiry"]["window"],
+        serde_json::json!([1_795_824_000_000i64, 1_795_910_400_000i64])
+    );
+    usage_error(
+        &[ALL_TYPES, "--now", "soon"],
+        "invalid value 'soon' for '--now <TIME>': 'soon' is not a time (not a date; expected unix seconds",
+    );
+    usage_error(
+        &[ALL_TYPES, "--expiry-window", "yesterday..2026-02-30x"],
+        "--expiry-window 'yesterday..2026-02-30x': bad TO: '2026-02-30x' is not a time ('30x' is not a number;",
+    );
 }
 
 #[test]

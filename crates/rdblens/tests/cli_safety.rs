@@ -298,3 +298,50 @@ fn thread_counts_beyond_eight_per_core_are_refused() {
         .assert()
         .success();
 }
+
+/// An output that cannot be written (its directory missing, or a
+/// directory given as the file) is found before any input is read: the
+/// input here is not a dump nor a summary at all, so a run that read it
+/// first would fail on it (exit 3) instead of naming the output (exit 4).
+#[test]
+fn an_unwritable_output_is_refused_before_any_input_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let junk = dir.path().join("junk.rdb");
+    fs::write(&junk, b"this is neither a dump nor a summary").unwrap();
+    let j = junk.to_str().unwrap();
+    let missing = dir.path().join("no-such-dir").join("out.txt");
+    let runs: [&[&str]; 5] = [
+        &["report", j],
+        &["keys", j],
+        &["advise", j],
+        &["diff", j, j],
+        &["merge", j],
+    ];
+    for args in runs {
+        rdblens()
+            .args(args)
+            .arg("-o")
+            .arg(&missing)
+            .assert()
+            .code(4)
+            .stdout("")
+            .stderr(format!(
+                "rdblens: cannot write {}: No such file or directory (os error 2)\n",
+                missing.display()
+            ));
+        rdblens()
+            .args(args)
+            .arg("-o")
+            .arg(dir.path())
+            .assert()
+            .code(4)
+            .stdout("")
+            .stderr(format!(
+                "rdblens: cannot write {}: Is a directory (os error 21)\n",
+                dir.path().display()
+            ));
+    }
+    // Nothing left behind, and the junk input untouched.
+    assert_eq!(names(dir.path()), ["junk.rdb"]);
+    assert_eq!(fs::read(&junk).unwrap(), b"this is neither a dump nor a summary");
+}

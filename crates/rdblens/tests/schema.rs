@@ -71,6 +71,8 @@ fn options_that_shape_the_document_validate() {
             "1800000000",
         ],
         vec![f, "--depth", "1", "--separator", "_"],
+        // Keys expired at the snapshot, in namespaces and without one.
+        vec!["fixtures/namespaces/ids.rdb", "--section", "prefixes"],
         vec![f, "--top", "0"],
         vec![f, "--type", "hash", "--db", "0", "--match", "*:*"],
         vec![f, "--target", "valkey-8.1", "--jemalloc-quantum", "16"],
@@ -146,10 +148,13 @@ fn binary_key_names_use_key_hex() {
 #[test]
 fn folded_namespaces_and_damaged_values_validate() {
     let v = validator();
-    // 100 second-level prefixes under one namespace: more than are kept.
+    // 100 second-level prefixes under one namespace: more than are kept
+    // (names of letters: ids would all be counted in `ns`).
     let mut b = RdbBuilder::new();
-    for i in 0..100 {
-        b = b.string(format!("ns:{i}:x").as_bytes(), b"v", Some(1_700_000_100_000 + i));
+    for i in 0..100u8 {
+        let name = [b'a' + i / 26, b'a' + i % 26];
+        let key = format!("ns:{}:x", String::from_utf8_lossy(&name));
+        b = b.string(key.as_bytes(), b"v", Some(1_700_000_100_000 + i64::from(i)));
     }
     // And more first-level namespaces than are kept.
     for i in 0..600 {

@@ -58,20 +58,15 @@ struct Pending {
     namespace: u64,
 }
 
-/// A key's namespace at `depth`: its name up to the `depth`-th separator
-/// (or its last one); empty for a name without a separator.
+/// A key's namespace at `depth` (crate::namespace's rule: up to the
+/// `depth`-th separator, or before a segment that is an id); empty for a
+/// name without a separator.
 pub fn namespace_at<'k>(key: &'k [u8], shape: &KeyShape, separator: u8, depth: usize) -> &'k [u8] {
-    let Some(first) = shape.first_separator else {
-        return &[];
-    };
-    let mut end = first;
-    for _ in 1..depth {
-        match key[end + 1..].iter().position(|&b| b == separator) {
-            Some(p) => end += 1 + p,
-            None => break,
-        }
+    match shape.first_separator {
+        None => &[],
+        Some(first) if depth <= 1 => &key[..first],
+        Some(_) => crate::namespace::namespace_at(key, separator, depth),
     }
-    &key[..end]
 }
 
 impl ExpiryHistogram {
@@ -307,6 +302,7 @@ mod tests {
         assert_eq!(ns("cache:page:1", 2), "cache:page");
         assert_eq!(ns("cache:page:1", 3), "cache:page");
         assert_eq!(ns("session:1", 2), "session");
+        assert_eq!(ns("rate:10.1.118.134:5", 2), "rate");
         assert_eq!(ns("plain", 1), "");
     }
 

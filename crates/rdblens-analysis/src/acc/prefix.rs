@@ -10,6 +10,7 @@ use super::counter::Counter;
 use super::ttl::{ttl_bucket, TtlBuckets};
 use super::Accumulate;
 use crate::facts::KeyFacts;
+use crate::namespace::namespace_ends;
 
 /// Children kept per node, by depth (root's children first).
 const CAPS: [usize; 4] = [512, 64, 16, 8];
@@ -22,7 +23,8 @@ pub struct PrefixNode {
     /// The same keys and their memory, by TTL bucket.
     pub ttl: TtlBuckets,
     /// Deeper prefixes, each named by the key up to its next separator
-    /// (`user:1` under `user`); `None` at the last level or before one is seen.
+    /// (`cache:page` under `cache`; never an id: `user:42` is in `user`,
+    /// crate::namespace); `None` at the last level or before one is seen.
     pub children: Option<Box<BoundedMap<PrefixNode>>>,
 }
 
@@ -50,6 +52,8 @@ pub struct Prefixes {
     pub now_ms: i64,
     /// Keys without any separator.
     pub unprefixed: Counter,
+    /// The same keys and their memory, by TTL bucket.
+    pub unprefixed_ttl: TtlBuckets,
     /// First-level prefixes (the bytes before the first separator), each with its deeper ones.
     pub root: BoundedMap<PrefixNode>,
 }
@@ -78,6 +82,7 @@ impl Prefixes {
             depth: depth.clamp(1, CAPS.len()),
             now_ms,
             unprefixed: Counter::default(),
+            unprefixed_ttl: TtlBuckets::default(),
             root: BoundedMap::new(CAPS[0]),
         }
     }
@@ -85,27 +90,19 @@ impl Prefixes {
 
 impl Accumulate for Prefixes {
     fn add(&mut self, f: &KeyFacts<'_>) {
-        let sep = self.separator;
-        // Prefix ends: the positions of separators, up to `depth` of them.
-        let mut ends = f
-            .key
-            .iter()
-            .enumerate()
-            .filter(|&(_, &b)| b == sep)
-            .map(|(i, _)| i);
+        // Namespace ends, up to `depth` of them (crate::namespace's rule).
+        let mut ends = namespace_ends(f.key, self.separator, self.depth);
+        let bucket = ttl_bucket(f.expiry_ms, self.now_ms);
         let Some(first) = ends.next() else {
             self.unprefixed.add(f);
+            self.unprefixed_ttl.add_at(bucket, f.memory);
             return;
         };
-        let bucket = ttl_bucket(f.expiry_ms, self.now_ms);
         let mut node = self.root.slot(&f.key[..first]);
         let mut level = 1;
         loop {
             node.totals.add(f);
             node.ttl.add_at(bucket, f.memory);
-            if level >= self.depth {
-                break;
-            }
             let Some(end) = ends.next() else { break };
             let cap = CAPS[level];
             node = node
@@ -118,6 +115,7 @@ impl Accumulate for Prefixes {
 
     fn merge(&mut self, other: Self) {
         self.unprefixed.merge(&other.unprefixed);
+        self.unprefixed_ttl.merge_from(&other.unprefixed_ttl);
         self.root.merge(other.root);
     }
 }

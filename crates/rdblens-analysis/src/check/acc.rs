@@ -108,6 +108,9 @@ pub(super) fn prefixes(c: &mut Checker, p: &Prefixes, s: &Settings, totals: &Cou
         return Err(c.fail_at("depth", format!("{}, settings.prefix_depth is {depth}", p.depth)));
     }
     c.at("unprefixed", |c| c.counter(&p.unprefixed))?;
+    c.at("unprefixed_ttl", |c| {
+        ttl_buckets(c, &p.unprefixed_ttl, &p.unprefixed)
+    })?;
     c.bounded("root", &p.root, |c, node| prefix_node(c, node, 1, depth))?;
     let parts = p.root.entries.values().chain([&p.root.other]).map(|n| &n.totals);
     c.counters_add_up("root", parts.chain([&p.unprefixed]), "totals", totals)

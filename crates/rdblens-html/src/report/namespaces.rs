@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 
 use crate::escape::{html, prefix_text};
-use crate::page::{arr, bar, bytes_cell, count, count_cell, s, section, text, u, Col, Table};
+use crate::page::{arr, bar, bytes, bytes_cell, count, count_cell, s, section, text, u, Col, Table};
 
 /// Namespaces in the treemap at most, whatever `--depth` (the heaviest
 /// namespaces' children first).
@@ -177,8 +177,9 @@ pub(super) fn namespaces(d: &Value) -> Option<String> {
         );
     }
     let body = format!(
-        "<div class=\"chart\" id=\"treemap\" role=\"img\" aria-label=\"Namespace treemap\"></div>{}",
-        t.finish()
+        "<div class=\"chart\" id=\"treemap\" role=\"img\" aria-label=\"Namespace treemap\"></div>{}{}",
+        t.finish(),
+        expired(&p["expired"], &d["now_ms"])
     );
     Some(section(
         "namespaces",
@@ -190,4 +191,76 @@ pub(super) fn namespaces(d: &Value) -> Option<String> {
         ),
         &body,
     ))
+}
+
+/// The keys already expired at the reference time, per namespace (only
+/// when there are any): memory that loading the dump frees.
+fn expired(e: &Value, now_ms: &Value) -> String {
+    if u(e, "keys") == 0 {
+        return String::new();
+    }
+    let mut t = Table::new(
+        "expired-table",
+        &[
+            Col("namespace", false),
+            Col("expired keys", true),
+            Col("memory", true),
+        ],
+        false,
+        true,
+    );
+    for n in arr(e, "namespaces").iter().take(NAMESPACE_ROWS) {
+        for (level, node) in
+            std::iter::once((1, n)).chain(arr(n, "children").iter().take(CHILD_ROWS).map(|c| (2, c)))
+        {
+            t.row_with(
+                &format!(" class=\"lvl{level}\""),
+                &[
+                    format!(
+                        "<td class=\"key\"><code>{}</code></td>",
+                        html(&prefix_text(&node["prefix"]))
+                    ),
+                    count_cell(u(node, "keys")),
+                    bytes_cell(u(node, "memory")),
+                ],
+            );
+        }
+    }
+    let rest = &arr(e, "namespaces")[NAMESPACE_ROWS.min(arr(e, "namespaces").len())..];
+    let mut tail: Vec<(String, u64, u64)> = Vec::new();
+    if !rest.is_empty() {
+        let keys = rest.iter().map(|n| u(n, "keys")).sum();
+        let memory = rest.iter().map(|n| u(n, "memory")).sum();
+        tail.push((format!("… {} more namespaces", rest.len()), keys, memory));
+    }
+    if u(&e["folded"], "keys") > 0 {
+        tail.push((
+            "(folded namespaces)".into(),
+            u(&e["folded"], "keys"),
+            u(&e["folded"], "memory"),
+        ));
+    }
+    if u(&e["no_namespace"], "keys") > 0 {
+        tail.push((
+            "(no namespace)".into(),
+            u(&e["no_namespace"], "keys"),
+            u(&e["no_namespace"], "memory"),
+        ));
+    }
+    for (label, keys, memory) in tail {
+        t.row_with(
+            " class=\"lvl1\"",
+            &[text(&label), count_cell(keys), bytes_cell(memory)],
+        );
+    }
+    let when = now_ms.as_i64().map_or_else(String::new, |ms| {
+        format!(" at {} UTC", rdblens_report::format::utc(ms))
+    });
+    format!(
+        "<h3>Already expired</h3><p>{} keys ({}) already expired{} are still in the dump: loading it (or the server's expiry) frees them.</p>{}",
+        count(u(e, "keys")),
+        bytes(u(e, "memory")),
+        html(&when),
+        t.finish()
+    )
 }

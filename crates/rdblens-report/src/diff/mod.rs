@@ -1,15 +1,16 @@
 //! `rdblens diff`: what changed between two summaries (yesterday's and
 //! today's snapshot, of one dump or of a whole cluster): growth and
 //! shrinkage per database, type, encoding and namespace, keys that became
-//! big, and expiry clusters that were not there before. As JSON
-//! (docs/json-schema.md, "The diff document") or tables.
+//! big, the keys that appeared, disappeared, grew or shrank most, and
+//! expiry clusters that were not there before. As JSON (docs/json-schema.md,
+//! "The diff document") or tables.
 
 mod model;
 mod table;
 
 pub use model::{
-    build, BecameBig, Delta, DiffJson, ExpiryDiff, GroupDiff, NamespaceDiff, SideJson, TotalsDiff,
-    DIFF_VERSION,
+    build, BecameBig, Delta, DiffJson, ExpiryDiff, GroupDiff, KeyChange, KeyChangeKind, KeyChanges,
+    NamespaceDiff, SideJson, TotalsDiff, DIFF_VERSION,
 };
 pub use table::{signed_bytes, signed_count, to_table};
 

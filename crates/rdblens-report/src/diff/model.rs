@@ -112,7 +112,7 @@ impl UsedMemoryDiff {
 pub struct NamespaceDiff {
     /// The prefix's last segment (its parent is the row's level above).
     pub prefix: KeyName,
-    /// 1 for the first segment (`user`), 2 for the first two (`user:42`).
+    /// 1 for the first segment (`cache`), 2 for the first two (`cache:page`).
     pub level: usize,
     /// Its figures in the old summary; null when folded there.
     pub old: Option<Counter>,
@@ -138,6 +138,64 @@ pub struct BecameBig<'s> {
     pub old_at_most: Option<u64>,
     /// The key as it is now.
     pub key: &'s KeyRecord,
+}
+
+/// How a key of the top lists changed between the two sides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KeyChangeKind {
+    /// In the new top lists only: added (or, when `old_at_most` is set, at
+    /// most that big before).
+    Appeared,
+    /// In the old top lists only: deleted (or, when `new_at_most` is set, at
+    /// most that big now).
+    Disappeared,
+    /// In both, bigger now.
+    Grew,
+    /// In both, smaller now.
+    Shrank,
+}
+
+/// A key whose memory changed, as the two sides' top lists by memory show
+/// it. Summaries keep only the top keys, so a key that left one side's
+/// lists may still be there, smaller than that list's smallest key.
+#[derive(Serialize)]
+pub struct KeyChange<'s> {
+    /// What happened to it.
+    pub change: KeyChangeKind,
+    /// Database number.
+    pub db: u64,
+    /// The key (`key`, or `key_hex` when not UTF-8).
+    #[serde(flatten)]
+    pub key: &'s KeyName,
+    /// Its type (on the side that lists it, the new one when both do).
+    #[serde(rename = "type")]
+    pub type_name: &'s str,
+    /// Its estimated memory in the old summary; null when not in its top lists.
+    pub old_memory: Option<u64>,
+    /// Its estimated memory in the new summary; null when not in its top lists.
+    pub new_memory: Option<u64>,
+    /// When `old_memory` is null and the old list for the key's type was
+    /// full: the smallest memory that list held (the key was at most this
+    /// big before, if it existed). Null: it was not in the old dump.
+    pub old_at_most: Option<u64>,
+    /// The same for `new_memory` and the new lists: null means it is gone.
+    pub new_at_most: Option<u64>,
+    /// `new_memory - old_memory`, an absent side counting 0.
+    pub delta: i64,
+}
+
+/// The keys that changed most by memory, at most `--top` of each kind.
+#[derive(Serialize)]
+pub struct KeyChanges<'s> {
+    /// Keys added, biggest first.
+    pub appeared: Vec<KeyChange<'s>>,
+    /// Keys deleted, biggest first.
+    pub disappeared: Vec<KeyChange<'s>>,
+    /// Keys in both that grew, most growth first.
+    pub grew: Vec<KeyChange<'s>>,
+    /// Keys in both that shrank, most shrinkage first.
+    pub shrank: Vec<KeyChange<'s>>,
 }
 
 /// One side, as given.
@@ -190,6 +248,8 @@ pub struct DiffJson<'s> {
     /// Keys of the new top lists that were smaller or absent before, by
     /// metric, biggest first.
     pub became_big: Vec<BecameBig<'s>>,
+    /// Keys that appeared, disappeared, grew or shrank most, by memory.
+    pub key_changes: KeyChanges<'s>,
     /// Expiry clusters that are new.
     pub expiry: ExpiryDiff,
 }
@@ -382,6 +442,114 @@ fn became_big<'s>(old: &Summary, new: &'s Summary) -> Vec<BecameBig<'s>> {
     out
 }
 
+/// Every key of a side's top lists by memory (overall and per type), with
+/// the smallest memory of each full per-type list.
+struct MemoryLists<'s> {
+    keys: BTreeMap<(u64, &'s KeyName), &'s KeyRecord>,
+    full_at: BTreeMap<&'s str, u64>,
+}
+
+impl<'s> MemoryLists<'s> {
+    fn of(s: &'s Summary) -> Self {
+        let (overall, per_type) = lists(&s.keys.top, Metric::Memory);
+        let mut keys = BTreeMap::new();
+        for list in std::iter::once(overall).chain(per_type.values().copied()) {
+            for r in &list.keys {
+                keys.insert((r.db, &r.key), r);
+            }
+        }
+        let full_at = per_type
+            .into_iter()
+            .filter(|(_, l)| l.n > 0 && l.keys.len() >= l.n)
+            .filter_map(|(name, l)| Some((name, l.keys.last()?.memory)))
+            .collect();
+        MemoryLists { keys, full_at }
+    }
+
+    /// How big a key absent from these lists may be: `None` when its
+    /// type's list is not full (then the key is not there at all).
+    fn at_most(&self, r: &KeyRecord) -> Option<u64> {
+        self.full_at.get(kind_of(r)).copied()
+    }
+}
+
+fn key_changes<'s>(old: &'s Summary, new: &'s Summary, top: usize) -> KeyChanges<'s> {
+    let (o, n) = (MemoryLists::of(old), MemoryLists::of(new));
+    let mut out = KeyChanges {
+        appeared: Vec::new(),
+        disappeared: Vec::new(),
+        grew: Vec::new(),
+        shrank: Vec::new(),
+    };
+    let change = |kind, r: &'s KeyRecord, old_memory: Option<u64>, new_memory: Option<u64>| KeyChange {
+        change: kind,
+        db: r.db,
+        key: &r.key,
+        type_name: &r.type_name,
+        old_memory,
+        new_memory,
+        old_at_most: None,
+        new_at_most: None,
+        delta: sub(new_memory.unwrap_or(0), old_memory.unwrap_or(0)),
+    };
+    for (id, &r) in &n.keys {
+        match o.keys.get(id) {
+            Some(before) if before.memory < r.memory => out.grew.push(change(
+                KeyChangeKind::Grew,
+                r,
+                Some(before.memory),
+                Some(r.memory),
+            )),
+            Some(before) if before.memory > r.memory => out.shrank.push(change(
+                KeyChangeKind::Shrank,
+                r,
+                Some(before.memory),
+                Some(r.memory),
+            )),
+            Some(_) => {}
+            None => {
+                let at_most = o.at_most(r);
+                // No bigger than the old list's smallest: it may have been there as big.
+                if at_most.is_none_or(|v| v < r.memory) {
+                    out.appeared.push(KeyChange {
+                        old_at_most: at_most,
+                        ..change(KeyChangeKind::Appeared, r, None, Some(r.memory))
+                    });
+                }
+            }
+        }
+    }
+    for (id, &r) in &o.keys {
+        if n.keys.contains_key(id) {
+            continue;
+        }
+        let at_most = n.at_most(r);
+        if at_most.is_none_or(|v| v < r.memory) {
+            out.disappeared.push(KeyChange {
+                new_at_most: at_most,
+                ..change(KeyChangeKind::Disappeared, r, Some(r.memory), None)
+            });
+        }
+    }
+    // Biggest change first; ties in (db, key) order.
+    for list in [
+        &mut out.appeared,
+        &mut out.disappeared,
+        &mut out.grew,
+        &mut out.shrank,
+    ] {
+        list.sort_by(|a, b| {
+            b.delta
+                .unsigned_abs()
+                .cmp(&a.delta.unsigned_abs())
+                .then(a.db.cmp(&b.db))
+                .then_with(|| a.key.cmp(b.key))
+        });
+        list.truncate(top);
+    }
+    out
+}
+
 fn expiry(old: &Summary, new: &Summary, opts: &ReportOptions) -> ExpiryDiff {
     let (o, n) = (&old.keys.expiry, &new.keys.expiry);
     let width = opts
@@ -436,6 +604,7 @@ pub fn build<'s>(old: &'s Summary, new: &'s Summary, opts: &ReportOptions) -> Di
         encodings: groups(&ok.encodings.to_map(), &nk.encodings.to_map()),
         namespaces: namespaces(old, new),
         became_big: became_big(old, new),
+        key_changes: key_changes(old, new, opts.top),
         expiry: expiry(old, new, opts),
     }
 }

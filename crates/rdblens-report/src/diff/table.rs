@@ -1,5 +1,5 @@
 //! The diff as tables: totals, then groups, namespaces, keys that became
-//! big and new expiry clusters, each old against new.
+//! big, keys that changed most and new expiry clusters, each old against new.
 
 use std::fmt::Write;
 
@@ -7,7 +7,7 @@ use comfy_table::Cell;
 use rdblens_analysis::acc::top::Metric;
 use rdblens_analysis::Summary;
 
-use super::model::{build, GroupDiff, SideJson};
+use super::model::{build, GroupDiff, KeyChange, KeyChangeKind, KeyChanges, SideJson};
 use crate::cells::{cut_middle, fitted_dropping, heading, key_text, right, table, MIN_TEXT_WIDTH};
 use crate::format::{duration, human_bytes, short_key, thousands, utc};
 use crate::options::ReportOptions;
@@ -195,6 +195,8 @@ pub fn to_table(old: &Summary, new: &Summary, opts: &ReportOptions) -> String {
         let _ = writeln!(out, "{}", fitted_dropping(&mut t, opts, &["db", "type", "old"]));
     }
 
+    key_changes(&mut out, opts, &d.key_changes);
+
     heading(
         &mut out,
         &format!("New expiry clusters ({} buckets)", duration(d.expiry.bucket_ms)),
@@ -225,6 +227,53 @@ pub fn to_table(old: &Summary, new: &Summary, opts: &ReportOptions) -> String {
         let _ = writeln!(out, "{}", fitted_dropping(&mut t, opts, &["to", "namespaces"]));
     }
     wrap_prose(&out, opts.width)
+}
+
+/// The keys that appeared, disappeared, grew or shrank most, one table.
+fn key_changes(out: &mut String, opts: &ReportOptions, c: &KeyChanges<'_>) {
+    heading(
+        out,
+        "Keys that appeared, disappeared, grew or shrank most (memory)",
+    );
+    let rows: Vec<&KeyChange<'_>> = [&c.appeared, &c.disappeared, &c.grew, &c.shrank]
+        .into_iter()
+        .flatten()
+        .collect();
+    if rows.is_empty() {
+        let _ = writeln!(
+            out,
+            "none: the keys of both sides' top lists are the same, as big"
+        );
+        return;
+    }
+    let mut t = table(opts, &["change", "db", "key", "type", "old", "new", "delta"]);
+    for r in rows {
+        // A side the key is not listed on: absent, or at most its list's smallest.
+        let side = |memory: Option<u64>, at_most: Option<u64>| match (memory, at_most) {
+            (Some(v), _) => human_bytes(v),
+            (None, Some(v)) => format!("<= {}", human_bytes(v)),
+            (None, None) => "absent".into(),
+        };
+        t.add_row(vec![
+            Cell::new(match r.change {
+                KeyChangeKind::Appeared => "appeared",
+                KeyChangeKind::Disappeared => "disappeared",
+                KeyChangeKind::Grew => "grew",
+                KeyChangeKind::Shrank => "shrank",
+            }),
+            right(r.db),
+            Cell::new(key_text(opts, r.key.as_bytes())),
+            Cell::new(r.type_name),
+            right(side(r.old_memory, r.old_at_most)),
+            right(side(r.new_memory, r.new_at_most)),
+            right(signed_bytes(r.delta)),
+        ]);
+    }
+    let _ = writeln!(
+        out,
+        "{}",
+        fitted_dropping(&mut t, opts, &["db", "type", "old", "new"])
+    );
 }
 
 #[cfg(test)]

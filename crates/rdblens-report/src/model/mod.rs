@@ -19,8 +19,9 @@ use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
 pub use sections::{
-    length_bars, ExpiryBar, ExpiryJson, FoldedJson, HistogramBar, KeyNamesJson, LimitJson, PrefixJson,
-    PrefixesJson, ProblemJson, SlotJson, SlotsJson, TagJson, TopJson, TtlBucketJson,
+    length_bars, ExpiredJson, ExpiredNamespaceJson, ExpiryBar, ExpiryJson, FoldedJson, HistogramBar,
+    KeyNamesJson, KeysMemory, LimitJson, PrefixJson, PrefixesJson, ProblemJson, SlotJson, SlotsJson, TagJson,
+    TopJson, TtlBucketJson,
 };
 pub use shards::{ImbalanceJson, ShardJson, ShardsJson};
 pub use sizes::{Percentiles, ValueSizesJson};

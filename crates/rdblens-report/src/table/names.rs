@@ -8,8 +8,11 @@ use comfy_table::{Cell, Table};
 use rdblens_analysis::acc::names::NameProblem;
 
 use crate::cells::{bars_table, heading, key_text, key_text_within, right, table, MIN_TEXT_WIDTH};
-use crate::format::{human_bytes, percent, thousands};
-use crate::model::{Group, KeyNamesJson, LimitJson, PrefixJson, PrefixesJson, ReportJson, SlotsJson};
+use crate::format::{human_bytes, percent, thousands, utc};
+use crate::model::{
+    ExpiredJson, ExpiredNamespaceJson, Group, KeyNamesJson, KeysMemory, LimitJson, PrefixJson, PrefixesJson,
+    ReportJson, SlotsJson,
+};
 
 /// Memory per type and encoding, then the keys over each limit.
 pub(crate) fn encodings(out: &mut String, r: &ReportJson<'_>, encodings: &[Group<'_>], limits: &[LimitJson]) {
@@ -184,6 +187,61 @@ pub(crate) fn prefixes(out: &mut String, r: &ReportJson<'_>, p: &PrefixesJson<'_
             right(percent(u.memory, total)),
             right(percent(u.keys.saturating_sub(u.keys_with_expiry), u.keys)),
         ]);
+    }
+    let _ = writeln!(out, "{}", crate::cells::fitted(&mut t, r.options));
+    expired(out, r, &p.expired);
+}
+
+/// The keys already expired at the reference time, per namespace (only
+/// when there are any): memory a reload frees.
+fn expired(out: &mut String, r: &ReportJson<'_>, e: &ExpiredJson) {
+    if e.total.keys == 0 {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "{} keys ({}) already expired at {} UTC are still in the dump: loading it (or the server's expiry) frees them.",
+        thousands(e.total.keys),
+        human_bytes(e.total.memory),
+        utc(r.now_ms)
+    );
+    let mut t = table(r.options, &["prefix", "expired keys", "memory"]);
+    let row = |t: &mut Table, label: String, m: KeysMemory| {
+        t.add_row(vec![
+            Cell::new(label),
+            right(thousands(m.keys)),
+            right(human_bytes(m.memory)),
+        ]);
+    };
+    let name = |indent: &str, n: &ExpiredNamespaceJson| {
+        format!(
+            "{indent}{}",
+            key_text_within(
+                r.options,
+                n.prefix.as_bytes(),
+                usize::from(MIN_TEXT_WIDTH) - indent.len()
+            )
+        )
+    };
+    for n in e.namespaces.iter().take(r.options.top) {
+        row(&mut t, name("", n), n.expired);
+        for child in n.children.iter().take(3) {
+            row(&mut t, name("  ", child), child.expired);
+        }
+    }
+    if e.namespaces.len() > r.options.top {
+        let rest = &e.namespaces[r.options.top..];
+        let sum = rest.iter().fold(KeysMemory::default(), |a, n| KeysMemory {
+            keys: a.keys + n.expired.keys,
+            memory: a.memory + n.expired.memory,
+        });
+        row(&mut t, format!("(+{} more namespaces)", rest.len()), sum);
+    }
+    if e.folded.keys > 0 {
+        row(&mut t, "(folded namespaces)".into(), e.folded);
+    }
+    if e.no_namespace.keys > 0 {
+        row(&mut t, "(no namespace)".into(), e.no_namespace);
     }
     let _ = writeln!(out, "{}", crate::cells::fitted(&mut t, r.options));
 }
