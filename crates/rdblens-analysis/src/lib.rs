@@ -43,6 +43,7 @@ mod settings;
 pub mod shard;
 pub mod slot;
 mod spans;
+mod streaming;
 mod summary;
 mod summary_file;
 mod used_memory;
@@ -64,6 +65,7 @@ pub use ordered::{
 pub use pipeline::profile_for;
 pub use settings::{join_differences, Difference, Setting, Settings, Shaping};
 pub use shard::ShardStats;
+pub use streaming::analyze_stream;
 pub use summary::{
     AccuracyInfo, AllocatorInfo, Checksum, ChecksumMismatch, Compression, Damage, FileInfo, KeyStats,
     MergeError, Summary, DAMAGE_KEPT, SUMMARY_VERSION,
