@@ -52,7 +52,7 @@ mod walker;
 pub use check::{CheckError, MAX_COUNT};
 pub use error::AnalysisError;
 pub use facts::{key_facts, KeyFacts};
-pub use files::{analyze_files, plan_lanes, resolve_threads, FileError};
+pub use files::{analyze_files, plan_lanes, resolve_threads, FileError, Input};
 pub use filter::{glob_match, KeyFilter, SizeBy, SizeRange, TtlFilter};
 pub use keyname::KeyName;
 pub use limits::LimitCheck;
