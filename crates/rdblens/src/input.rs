@@ -251,9 +251,10 @@ pub fn open_source(path: &Path, skip_unknown: bool, quiet: bool) -> Result<rdble
             out: 0,
         }),
     };
-    let mut magic = Vec::with_capacity(9);
+    // The magic, and enough to tell a Valkey compressed file by.
+    let mut magic = Vec::with_capacity(64);
     (&mut decoded)
-        .take(9)
+        .take(64)
         .read_to_end(&mut magic)
         .with_context(|| format!("{name}: cannot open"))?;
     read_header(&magic, skip_unknown).with_context(|| match compression {
@@ -424,6 +425,9 @@ impl ReceivedBytes {
             .unwrap_or_else(|_| ProgressStyle::default_spinner());
             let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr()).with_style(style);
             bar.set_message(name.to_string());
+            // Drawn on a timer, not only as bytes come: a writer that stalls
+            // shows as the time going on while the count stands still.
+            bar.enable_steady_tick(std::time::Duration::from_millis(250));
             bar
         });
         ReceivedBytes { bar }
@@ -460,10 +464,32 @@ fn shrink_for_test(path: &Path) {
     let _ = path;
 }
 
+/// Whether `head` (a file's first bytes) is a Valkey compressed RDB file
+/// rather than an RDB file: Valkey's `rdbcompression lz4` writes a short
+/// envelope (`VCS`, Valkey Compressed Stream) and then the dump as one LZ4
+/// frame (valkey-io/valkey pull request 3531). Without the envelope's
+/// published layout, it is told by what it can be: no RDB magic, and the
+/// bytes `VCS` at the start or an LZ4 frame's magic within the first 64
+/// bytes (a plain `.lz4` file starts with that magic and is decompressed
+/// before this is asked).
+pub fn looks_like_valkey_compressed(head: &[u8]) -> bool {
+    let rdb_magic = head.starts_with(b"REDIS") || head.starts_with(b"VALKEY");
+    let lz4_frame = [0x04, 0x22, 0x4d, 0x18];
+    let head = &head[..head.len().min(64)];
+    !rdb_magic && (head.starts_with(b"VCS") || head.windows(4).skip(1).any(|w| w == lz4_frame))
+}
+
 /// Reads the magic. A version newer than any known gets a hint to
 /// `--skip-unknown`; other versions (too old, or in the gap Valkey
 /// reserves) get none, since nothing could read them.
 pub fn read_header(bytes: &[u8], skip_unknown: bool) -> Result<Rdb<'_>> {
+    if looks_like_valkey_compressed(bytes) {
+        anyhow::bail!(
+            "a Valkey compressed RDB file (saved with `rdbcompression lz4`: an envelope around one LZ4 \
+             frame, Valkey 9.2+), which rdblens cannot read: decompress it with `valkey-check-rdb`, or have \
+             the server save with `rdbcompression yes`"
+        );
+    }
     let rdb = if skip_unknown {
         Rdb::new_allowing_newer(bytes)
     } else {
@@ -484,6 +510,31 @@ pub fn read_header(bytes: &[u8], skip_unknown: bool) -> Result<Rdb<'_>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A Valkey `rdbcompression lz4` file is refused by name with what to
+    /// do, never read as a damaged RDB file; RDB files and plain LZ4 files
+    /// are not taken for one.
+    #[test]
+    fn a_valkey_compressed_file_is_refused_by_name() {
+        let lz4 = [0x04, 0x22, 0x4d, 0x18, 0x64, 0x40, 0xa7];
+        for head in [
+            [&b"VCS\x01\x01"[..], &lz4].concat(),
+            [&b"VKC\x00\x01\x00\x00\x00"[..], &lz4].concat(),
+        ] {
+            let err = format!("{:#}", read_header(&head, false).unwrap_err());
+            assert!(
+                err.starts_with("a Valkey compressed RDB file (saved with `rdbcompression lz4`"),
+                "{err}"
+            );
+            assert!(
+                err.contains("valkey-check-rdb") && err.contains("rdbcompression yes"),
+                "{err}"
+            );
+        }
+        assert!(!looks_like_valkey_compressed(&lz4));
+        assert!(!looks_like_valkey_compressed(b"REDIS0011\xfa\x04\x22\x4d\x18"));
+        assert!(!looks_like_valkey_compressed(b"hello\n"));
+    }
 
     #[test]
     fn hints_only_where_skip_unknown_helps() {

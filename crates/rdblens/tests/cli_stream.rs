@@ -249,3 +249,58 @@ fn nothing_is_written_to_the_temporary_directory() {
     assert_eq!((code, err.as_str()), (0, ""));
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
 }
+
+/// A Valkey `rdbcompression lz4` file (an envelope, then the dump as one
+/// LZ4 frame) is refused by name, as a file and through a pipe, with what
+/// to do: never read as an RDB file damaged at some offset.
+#[test]
+fn a_valkey_compressed_file_is_refused_with_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = std::fs::read(root().join("fixtures/rdb/valkey-8.1.1/all-types.rdb")).unwrap();
+    let vcs = [&b"VCS\x01\x01\x00\x00\x00"[..], &lz4(&data)].concat();
+    let file = dir.path().join("dump.rdb");
+    std::fs::write(&file, &vcs).unwrap();
+    let file = file.to_str().unwrap();
+    for (name, stdin) in [(file, &b""[..]), ("-", &vcs[..])] {
+        let (code, out, err) = report(name, stdin, &[]);
+        assert_eq!((code, out.as_str()), (3, ""), "{name}");
+        let shown = if name == "-" { "standard input" } else { name };
+        assert_eq!(
+            err,
+            format!(
+                "rdblens: {shown}: a Valkey compressed RDB file (saved with `rdbcompression lz4`: an envelope \
+                 around one LZ4 frame, Valkey 9.2+), which rdblens cannot read: decompress it with \
+                 `valkey-check-rdb`, or have the server save with `rdbcompression yes`\n"
+            )
+        );
+    }
+}
+
+/// Interrupted (Ctrl-C) while a stream is still arriving, `report -o`
+/// leaves no output file, whole or partial, and no temporary one: the
+/// output is written only once the stream is analysed.
+#[test]
+fn an_interrupt_while_streaming_leaves_no_output_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("report.json");
+    let data = std::fs::read(root().join("fixtures/rdb/valkey-8.1.1/all-types.rdb")).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rdblens"))
+        .current_dir(root())
+        .args(["report", "-", "--format", "json", "-o", out.to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    // Half the dump, then the writer stalls.
+    input.write_all(&data[..data.len() / 2]).unwrap();
+    input.flush().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    // SAFETY: a live child's pid and a standard signal.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let status = child.wait().unwrap();
+    drop(input);
+    assert_eq!(status.code(), None, "ended by the signal");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
