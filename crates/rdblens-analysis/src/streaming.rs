@@ -299,11 +299,16 @@ impl ChunkWalker<'_> {
         }
     }
 
-    /// Moves the pending bytes to the front of the buffer.
+    /// Moves the pending bytes to the front of the buffer, and gives back
+    /// the room a long record or the stream's first bytes took once it is
+    /// no longer needed.
     fn compact(&mut self) {
         if self.start > 0 {
             self.pending.drain(..self.start);
             self.start = 0;
+        }
+        if self.pending.capacity() > KEEP_CAPACITY && self.pending.len() < self.chunk_bytes {
+            self.pending.shrink_to(2 * self.chunk_bytes);
         }
     }
 
