@@ -47,6 +47,10 @@ const CHUNK_BYTES: usize = 4 << 20;
 /// record) is dropped, not kept for the next chunk.
 const KEEP_CAPACITY: usize = 2 * CHUNK_BYTES;
 
+/// Room reserved at once for a long record (a damaged length may claim
+/// far more than will come: the rest grows as bytes do).
+const MAX_RESERVE: usize = 1 << 30;
+
 /// Read before the aux fields are looked for (they are the first records).
 const HEAD_BYTES: usize = 64 << 10;
 
@@ -263,8 +267,9 @@ enum Walked {
     /// after them, and whether the walk ended there (the EOF record, or
     /// damage more bytes would not mend).
     Records(usize, u64, bool),
-    /// No record is whole yet: more bytes are needed.
-    Short,
+    /// No record is whole yet: at least this many more bytes are needed
+    /// (what the read that fell short lacked).
+    Short(u64),
 }
 
 impl ChunkWalker<'_> {
@@ -289,10 +294,16 @@ impl ChunkWalker<'_> {
                     self.done = ended;
                     return Some(self.cut(len, db, spare));
                 }
-                Walked::Short => {
-                    // A record longer than the buffer: grow it to hold it.
+                Walked::Short(lacking) => {
+                    // A record longer than the buffer: grow it to hold it,
+                    // by what the value lacks (a string's whole length) and
+                    // no more, or by half again (a collection's elements
+                    // come one at a time), so that a giant value costs its
+                    // own size, not the next power of two.
                     self.compact();
-                    let more = self.pending.len().max(self.chunk_bytes);
+                    let lacking = usize::try_from(lacking).unwrap_or(usize::MAX);
+                    let more = lacking.max(self.chunk_bytes).max(self.pending.len() / 2);
+                    self.pending.reserve_exact(more.min(MAX_RESERVE));
                     self.feed.fill(&mut self.pending, more);
                 }
             }
@@ -343,10 +354,15 @@ impl ChunkWalker<'_> {
                     }
                 }
                 Some(Err(e)) => {
-                    let short = matches!(e.kind(), ErrorKind::Truncated { .. }) && !self.feed.ended;
-                    if short {
+                    let lacking = match *e.kind() {
+                        ErrorKind::Truncated { needed, available, .. } if !self.feed.ended => {
+                            Some(needed.saturating_sub(available))
+                        }
+                        _ => None,
+                    };
+                    if let Some(lacking) = lacking {
                         if end == 0 {
-                            return Walked::Short;
+                            return Walked::Short(lacking);
                         }
                     } else {
                         self.out.error = Some(e);
