@@ -355,9 +355,9 @@ impl ChunkWalker<'_> {
                 }
                 Some(Err(e)) => {
                     let lacking = match *e.kind() {
-                        ErrorKind::Truncated { needed, available, .. } if !self.feed.ended => {
-                            Some(needed.saturating_sub(available))
-                        }
+                        ErrorKind::Truncated {
+                            needed, available, ..
+                        } if !self.feed.ended => Some(needed.saturating_sub(available)),
                         _ => None,
                     };
                     if let Some(lacking) = lacking {

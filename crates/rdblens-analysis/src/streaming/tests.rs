@@ -211,3 +211,57 @@ fn buffers_are_reused_not_accumulated() {
         pointers.len()
     );
 }
+
+/// A record far longer than a chunk grows the buffer by what it lacks:
+/// a 1 MiB string read in chunks of 4 KiB takes a buffer of about its own
+/// size, not the next power of two, and gives the mapped summary.
+#[test]
+fn a_giant_record_grows_the_buffer_by_what_it_lacks() {
+    const LEN: usize = 1 << 20;
+    let mut data = b"REDIS0009\xfe\x00\x00\x01k\x80".to_vec();
+    data.extend_from_slice(&(LEN as u32).to_be_bytes());
+    data.extend((0..LEN).map(|i| (i % 251) as u8));
+    data.extend_from_slice(b"\x00\x01z\x01v\xff\0\0\0\0\0\0\0\0");
+    let header = data[..11].to_vec();
+    let rdb = Rdb::new(&header).expect("header"); // ok: unit test
+    let mut source: &[u8] = &data[9..];
+    let mut walker = ChunkWalker {
+        format: rdb,
+        feed: Feed {
+            source: &mut source,
+            read: 9,
+            ended: false,
+            error: None,
+            progress: None,
+        },
+        pending: Vec::new(),
+        start: 0,
+        base: 9,
+        db: 0,
+        crc: Crc64Digest::new(),
+        out: WalkOutcome::default(),
+        done: false,
+        chunk_bytes: 4096,
+    };
+    let mut largest = 0;
+    let mut chunks = 0;
+    while let Some(chunk) = walker.next_chunk(None) {
+        largest = largest.max(chunk.bytes.capacity());
+        chunks += 1;
+    }
+    assert!(chunks >= 2, "{chunks}");
+    assert!(
+        largest > LEN && largest < LEN + (64 << 10),
+        "a buffer of {largest} bytes"
+    );
+    let (outcome, size) = walker.finish();
+    assert_eq!(
+        (outcome.keys, outcome.error.is_none(), size),
+        (2, true, data.len() as u64)
+    );
+    let opts = opts(2, 0);
+    assert_eq!(
+        first_difference(&streamed(&data, &opts, 4096), &mapped(&data, &opts)),
+        None
+    );
+}
