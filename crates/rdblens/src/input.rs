@@ -235,7 +235,14 @@ pub fn open_source(path: &Path, skip_unknown: bool, quiet: bool) -> Result<rdble
         }
         Raw::Stream { source, streamed } => (source, streamed),
     };
-    let source = Receiving::new(source, &name, streamed && !quiet);
+    let source = if streamed {
+        Receiving::new(source, &name, !quiet)
+    } else {
+        // A compressed file: a bar over its size, as a mapped file has.
+        let size = std::fs::metadata(path).map_or(0, |m| m.len());
+        let show = crate::progress::should_show(quiet, io::stderr().is_terminal(), size);
+        Receiving::sized(source, size, show)
+    };
     let mut source = BufReader::with_capacity(1 << 20, source);
     let compression = Compression::sniff(
         source
@@ -388,6 +395,19 @@ impl<R: Read> Receiving<R> {
             inner,
             bar: ReceivedBytes::new(name, show).bar.take(),
         }
+    }
+}
+
+impl<R: Read> Receiving<R> {
+    /// A bar over the `size` bytes of a compressed file, with its rate
+    /// and the time left, when `show`.
+    fn sized(inner: R, size: u64, show: bool) -> Self {
+        let bar = show.then(|| {
+            let style = ProgressStyle::with_template(crate::progress::TEMPLATE)
+                .unwrap_or_else(|_| ProgressStyle::default_bar());
+            ProgressBar::with_draw_target(Some(size), ProgressDrawTarget::stderr()).with_style(style)
+        });
+        Receiving { inner, bar }
     }
 }
 
