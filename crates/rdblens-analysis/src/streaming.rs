@@ -47,10 +47,6 @@ const CHUNK_BYTES: usize = 4 << 20;
 /// record) is dropped, not kept for the next chunk.
 const KEEP_CAPACITY: usize = 2 * CHUNK_BYTES;
 
-/// Room reserved at once for a long record (a damaged length may claim
-/// far more than will come: the rest grows as bytes do).
-const MAX_RESERVE: usize = 1 << 30;
-
 /// Read before the aux fields are looked for (they are the first records).
 const HEAD_BYTES: usize = 64 << 10;
 
@@ -303,7 +299,9 @@ impl ChunkWalker<'_> {
                     self.compact();
                     let lacking = usize::try_from(lacking).unwrap_or(usize::MAX);
                     let more = lacking.max(self.chunk_bytes).max(self.pending.len() / 2);
-                    self.pending.reserve_exact(more.min(MAX_RESERVE));
+                    // A damaged length may claim more than memory holds:
+                    // then the buffer grows only as bytes come.
+                    let _ = self.pending.try_reserve_exact(more);
                     self.feed.fill(&mut self.pending, more);
                 }
             }

@@ -265,3 +265,23 @@ fn a_giant_record_grows_the_buffer_by_what_it_lacks() {
         None
     );
 }
+
+/// A damaged length that claims far more than memory holds (2^60 bytes)
+/// ends the stream as the same bytes in memory do, without trying to
+/// hold what it claims.
+#[test]
+fn a_length_claiming_more_than_memory_ends_the_stream_as_in_memory() {
+    let mut data = b"REDIS0009\xfe\x00\x00\x01k\x81".to_vec();
+    data.extend_from_slice(&(1u64 << 60).to_be_bytes());
+    data.extend((0..100_000).map(|i| (i % 251) as u8));
+    let opts = opts(2, 0);
+    let want = mapped(&data, &opts);
+    let got = streamed(&data, &opts, 4096);
+    assert_eq!(first_difference(&got, &want), None);
+    let stop = got.files[0].incomplete.as_ref().expect("stopped"); // ok: unit test
+    assert!(
+        stop.message.contains("needed 1152921504606846976 bytes"),
+        "{}",
+        stop.message
+    );
+}
