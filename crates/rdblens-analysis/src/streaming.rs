@@ -103,7 +103,7 @@ fn analyze(
     let walker = walker
         .into_inner()
         .map_err(|_| AnalysisError::Internal("a worker panicked walking the stream".into()))?;
-    let (outcome, size) = walker.finish();
+    let (outcome, size, read_error) = walker.finish();
     let mut parts: [Vec<KeyStats>; 2] = [Vec::new(), Vec::new()];
     let mut evidence = Sums::default();
     for w in workers {
@@ -129,7 +129,13 @@ fn analyze(
     for part in parts {
         stats.merge(part);
     }
-    Ok(summary_of(path, p, stats, outcome, opts, Some(size)))
+    let mut summary = summary_of(path, p, stats, outcome, opts, Some(size));
+    if let (Some(e), Some(file)) = (read_error, summary.files.first_mut()) {
+        // The walk says where the dump stops; this says why.
+        file.warnings
+            .push(format!("reading the stream failed after {size} bytes: {e}"));
+    }
+    Ok(summary)
 }
 
 /// The bytes before the first key (the header and aux fields: what
@@ -445,10 +451,11 @@ impl ChunkWalker<'_> {
         chunk
     }
 
-    /// What the walk found, and the stream's size (read to its end).
-    fn finish(mut self) -> (WalkOutcome, u64) {
+    /// What the walk found, the stream's size (read to its end), and the
+    /// read error that ended it, if one did.
+    fn finish(mut self) -> (WalkOutcome, u64, Option<io::Error>) {
         self.feed.drain();
-        (self.out, self.feed.read)
+        (self.out, self.feed.read, self.feed.error)
     }
 }
 

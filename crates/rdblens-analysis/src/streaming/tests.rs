@@ -142,7 +142,12 @@ fn a_read_error_ends_the_stream_where_it_happens() {
     let data = std::fs::read(path).expect("fixture"); // ok: unit test
     let opts = opts(2, 0);
     let cut = data.len() / 2;
-    let got = analyze(&mut Failing(&data[..cut]), "dump", &opts, 4096).expect("partial"); // ok: unit test
+    let mut got = analyze(&mut Failing(&data[..cut]), "dump", &opts, 4096).expect("partial"); // ok: unit test
+                                                                                              // Said among the file's warnings, the one difference from the bytes in memory.
+    assert_eq!(
+        got.files[0].warnings.pop().as_deref(),
+        Some(format!("reading the stream failed after {cut} bytes: connection reset").as_str())
+    );
     let want = mapped(&data[..cut], &opts);
     assert_eq!(first_difference(&got, &want), None);
     let stop = got.files[0].incomplete.as_ref().expect("stopped short"); // ok: unit test
@@ -199,7 +204,7 @@ fn buffers_are_reused_not_accumulated() {
         pointers.insert(chunk.bytes.as_ptr() as usize);
         spare = Some(chunk.bytes);
     }
-    let (outcome, size) = walker.finish();
+    let (outcome, size, _) = walker.finish();
     assert_eq!(size, data.len() as u64);
     assert!(outcome.error.is_none() && outcome.checksum == Some(Checksum::Valid));
     assert!(chunks > 20, "{chunks} chunks");
@@ -254,7 +259,7 @@ fn a_giant_record_grows_the_buffer_by_what_it_lacks() {
         largest > LEN && largest < LEN + (64 << 10),
         "a buffer of {largest} bytes"
     );
-    let (outcome, size) = walker.finish();
+    let (outcome, size, _) = walker.finish();
     assert_eq!(
         (outcome.keys, outcome.error.is_none(), size),
         (2, true, data.len() as u64)
