@@ -395,6 +395,34 @@ pub(crate) fn defer(
     Ok(confirm(rdb, profile, used_mem, 8, sample_from))
 }
 
+/// [`Deferred`] evidence for a stream of [`Options::sample_evidence_from`]
+/// bytes or more (a shorter one is analysed as a file is): keys sampled
+/// as on a file that size, summed in the one pass (`crate::streaming`);
+/// or the choice made without evidence.
+pub(crate) fn defer_streamed(
+    aux: &BTreeMap<String, String>,
+    profile: &Profile,
+    writer: &Profile,
+    flag: Option<u64>,
+) -> Result<Deferred, Choice> {
+    let used_mem = match without_evidence(aux, profile, writer, flag) {
+        Ok(choice) => return Err(choice),
+        Err(used_mem) => used_mem,
+    };
+    let (q8, q16) = profiles(profile);
+    Ok(Deferred {
+        known: Known::default(),
+        used_mem,
+        guess: 8,
+        sampler: Sampler {
+            every_key: false,
+            sample_bytes: SAMPLE_BYTES,
+        },
+        q8,
+        q16,
+    })
+}
+
 /// [`Deferred`] evidence to confirm a build settled from part of the file
 /// (`guess`), summed over the same sample as the separate pass.
 pub(crate) fn confirm(

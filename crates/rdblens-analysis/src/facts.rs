@@ -221,6 +221,28 @@ pub(crate) fn key_facts_pair<'k>(
     Ok((facts, mine, theirs))
 }
 
+/// The facts of `entry` for two targets (`q8`'s and `q16`'s builds) from
+/// one decoding, with both estimates: a stream, read once, folds every key
+/// for both builds until the evidence decides between them.
+pub(crate) fn key_facts_both<'k>(
+    entry: &Entry<'_>,
+    key: &'k [u8],
+    q8: &Estimator<'_>,
+    q16: &Estimator<'_>,
+    scratch: &mut Scratch,
+) -> Result<([KeyFacts<'k>; 2], [Estimate; 2])> {
+    let mut measure = Measure {
+        header_counts: q8.counts_by_header() && q16.counts_by_header(),
+        ..Measure::for_entry(entry)
+    };
+    let (a8, a16) = q8.estimate_pair_with(q16, entry, scratch, &mut measure)?;
+    let facts = [
+        facts_of(entry, key, q8.profile(), a8, measure),
+        facts_of(entry, key, q16.profile(), a16, measure),
+    ];
+    Ok((facts, [a8, a16]))
+}
+
 /// The facts of `entry` from its estimate for `profile` and what its
 /// decoding measured (here, or earlier: the allocator's settling pass).
 pub(crate) fn facts_of<'k>(

@@ -14,7 +14,36 @@ use rdblens_parser::RdbFile;
 use crate::error::AnalysisError;
 use crate::mainpass::analyze_file;
 use crate::options::{Options, Progress};
+use crate::streaming::analyze_stream;
 use crate::summary::Summary;
+
+/// Where a dump's bytes come from: the engine's input seam.
+pub enum Input {
+    /// A mapped file (or a copy in memory): read in place, its pages
+    /// given back behind the walk.
+    Mapped(RdbFile),
+    /// Bytes read once, as they arrive: standard input, a FIFO, a
+    /// decompressor, a socket. Its size is known at its end.
+    Stream(Box<dyn std::io::Read + Send>),
+}
+
+impl Input {
+    /// Its size, when known before it is read.
+    pub fn size(&self) -> Option<u64> {
+        match self {
+            Input::Mapped(file) => Some(file.len() as u64),
+            Input::Stream(_) => None,
+        }
+    }
+
+    /// Analyses it (see [`analyze_file`], [`analyze_stream`]).
+    pub fn analyze(self, name: &str, opts: &Options) -> Result<crate::Summary, AnalysisError> {
+        match self {
+            Input::Mapped(file) => analyze_file(&file, name, opts),
+            Input::Stream(mut source) => analyze_stream(&mut *source, name, opts),
+        }
+    }
+}
 
 /// One of several files that could not be analysed: which, and why.
 #[derive(Debug, thiserror::Error)]
@@ -53,14 +82,15 @@ pub fn plan_lanes(threads: usize, files: usize) -> Vec<usize> {
 /// decompressed copy deleted) as soon as it is analysed. `opts.progress`
 /// is told the bytes walked of all the files together. On failure, the
 /// error of the first file, in order, that failed.
-pub fn analyze_files(files: Vec<(String, RdbFile)>, opts: &Options) -> Result<Summary, FileError> {
+pub fn analyze_files(files: Vec<(String, Input)>, opts: &Options) -> Result<Summary, FileError> {
     let count = files.len();
     let lanes = plan_lanes(resolve_threads(opts.threads), count);
-    // Largest first: the long files start early, the short ones fill in.
+    // Largest first: the long files start early, the short ones fill in
+    // (a stream, of a size unknown, first of all).
     let mut order: Vec<usize> = (0..count).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(files[i].1.len()));
+    order.sort_by_key(|&i| std::cmp::Reverse(files[i].1.size().unwrap_or(u64::MAX)));
     let walked_total = Arc::new(AtomicU64::new(0));
-    let files: Vec<(String, Mutex<Option<RdbFile>>)> = files
+    let files: Vec<(String, Mutex<Option<Input>>)> = files
         .into_iter()
         .map(|(name, file)| (name, Mutex::new(Some(file))))
         .collect();
@@ -77,12 +107,12 @@ pub fn analyze_files(files: Vec<(String, RdbFile)>, opts: &Options) -> Result<Su
                     };
                     let mut file_opts = opts.clone();
                     file_opts.threads = threads;
-                    file_opts.progress = opts
-                        .progress
-                        .as_ref()
-                        .map(|p| share_of(p, walked_total, file.len() as u64));
-                    let result = analyze_file(&file, name, &file_opts);
-                    drop(file);
+                    // A stream shows its own count of bytes received.
+                    file_opts.progress = match file.size() {
+                        Some(len) => opts.progress.as_ref().map(|p| share_of(p, walked_total, len)),
+                        None => None,
+                    };
+                    let result = file.analyze(name, &file_opts);
                     match result {
                         Ok(summary) => done.add(i, summary, name),
                         Err(error) => done.fail(i, name, error),

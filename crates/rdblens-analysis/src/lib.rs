@@ -44,6 +44,7 @@ mod settings;
 pub mod shard;
 pub mod slot;
 mod spans;
+mod streaming;
 mod summary;
 mod summary_file;
 mod used_memory;
@@ -52,7 +53,7 @@ mod walker;
 pub use check::{CheckError, MAX_COUNT};
 pub use error::AnalysisError;
 pub use facts::{key_facts, KeyFacts};
-pub use files::{analyze_files, plan_lanes, resolve_threads, FileError};
+pub use files::{analyze_files, plan_lanes, resolve_threads, FileError, Input};
 pub use filter::{glob_match, KeyFilter, SizeBy, SizeRange, TtlFilter};
 pub use keyname::KeyName;
 pub use limits::LimitCheck;
@@ -65,6 +66,7 @@ pub use ordered::{
 pub use pipeline::profile_for;
 pub use settings::{join_differences, Difference, Setting, Settings, Shaping};
 pub use shard::ShardStats;
+pub use streaming::analyze_stream;
 pub use summary::{
     AccuracyInfo, AllocatorInfo, Checksum, ChecksumMismatch, Compression, Damage, FileInfo, KeyStats,
     MergeError, Summary, DAMAGE_KEPT, SUMMARY_VERSION,

@@ -66,7 +66,7 @@ fn analyze(
         Some(r) => r.faulting_ahead(data.len() as u64, p.threads, || main_pass(&p, opts, releaser)),
         None => main_pass(&p, opts, releaser),
     };
-    let (mut stats, outcome) = match p.deferred.take() {
+    let (stats, outcome) = match p.deferred.take() {
         None => (pass.take(p.profile.quantum, &p), pass.outcome),
         Some(d) => {
             let choice = pass.evidence.decide(&p.profile, d.used_mem);
@@ -96,6 +96,20 @@ fn analyze(
             outcome
         }
     };
+    Ok(summary_of(path, p, stats, outcome, opts, None))
+}
+
+/// The summary of one file whose keys are all in `stats` (finished here),
+/// as `p` prepared it; `size` when the bytes were not all in `p.rdb` (a
+/// stream's count of bytes read).
+pub(crate) fn summary_of(
+    path: &str,
+    p: Prepared<'_>,
+    mut stats: KeyStats,
+    outcome: WalkOutcome,
+    opts: &Options,
+    size: Option<u64>,
+) -> Summary {
     stats.finish();
     let settings = p.settings.clone();
     // A prediction for the server that loads the file: of every key, or none.
@@ -103,15 +117,18 @@ fn analyze(
     let whole = opts.filter.is_empty() && outcome.error.is_none() && stats.damaged_keys == 0;
     let profile = p.profile.clone();
     let mut file = file_info(path, p, outcome).with_shard(&stats);
+    if let Some(size) = size {
+        file.size = size;
+    }
     if whole {
         file = file.with_used_memory(&profile, &stats);
     }
-    Ok(Summary {
+    Summary {
         summary_version: SUMMARY_VERSION,
         settings,
         files: vec![file],
         keys: stats,
-    })
+    }
 }
 
 /// Index of a build's stats: quantum 8, then 16.

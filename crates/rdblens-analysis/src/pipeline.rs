@@ -12,7 +12,7 @@ use rdblens_parser::{Entry, Error, Rdb, RdbString, Record, Scratch};
 
 use crate::allocator::{Deferred, Known, KnownValue, Sums};
 use crate::error::AnalysisError;
-use crate::facts::{facts_of, key_facts, key_facts_pair, KeyFacts, Measure};
+use crate::facts::{facts_of, key_facts, key_facts_both, key_facts_pair, KeyFacts, Measure};
 use crate::filter::KeyFilter;
 use crate::options::Options;
 use crate::release::Releaser;
@@ -203,6 +203,74 @@ pub(crate) fn batch_evidence(
     }
 }
 
+/// Decodes a batch of a stream for both allocator builds while the
+/// evidence between them is summed (`crate::streaming`): every key counts
+/// toward the evidence (sampled keys estimated for both builds, as the
+/// mapped file's pass samples them), and each key `filter` admits is
+/// handed to `each` with its facts for quantum 8 (index 0) and 16 (index
+/// 1), or the damage that stopped its decoding (to both). One decoding
+/// serves both builds and the evidence.
+#[allow(clippy::too_many_arguments)] // the hot loop's state, passed once per batch
+pub(crate) fn batch_facts_both(
+    header_counts: bool,
+    scratch: &mut Scratch,
+    key_buf: &mut Vec<u8>,
+    d: &Deferred,
+    filter: &KeyFilter,
+    now_ms: i64,
+    batch: &[Record<'_>],
+    sums: &mut Sums,
+    mut each: impl FnMut(usize, Result<&KeyFacts<'_>, &Damage>),
+) {
+    let e8 = Estimator::new(&d.q8).counting_by_header(header_counts);
+    let e16 = Estimator::new(&d.q16).counting_by_header(header_counts);
+    for entry in entries(batch) {
+        sums.count(entry);
+        let admitted = filter.admits_entry(entry);
+        let key: &[u8] = match entry.key {
+            RdbString::Raw(k) => k,
+            other => match other.bytes_in(key_buf, entry.offset) {
+                Ok(k) => k,
+                Err(e) if admitted => {
+                    let d = damage(&e);
+                    each(0, Err(&d));
+                    each(1, Err(&d));
+                    continue;
+                }
+                Err(_) => continue,
+            },
+        };
+        let taken = d.sampler.takes(entry, key);
+        if !(admitted && filter.admits_key(key)) {
+            // Left out by the filter, but in the evidence all the same.
+            if let Some(p) = taken {
+                let mut measure = Measure::for_entry(entry);
+                if let Ok((a8, a16)) = e8.estimate_pair_with(&e16, entry, scratch, &mut measure) {
+                    sums.add(p, &a8, &a16);
+                }
+            }
+            continue;
+        }
+        match key_facts_both(entry, key, &e8, &e16, scratch) {
+            Ok((facts, [a8, a16])) => {
+                if let Some(p) = taken {
+                    sums.add(p, &a8, &a16);
+                }
+                for (build, facts) in facts.iter().enumerate() {
+                    if filter.admits_facts(facts, now_ms) {
+                        each(build, Ok(facts));
+                    }
+                }
+            }
+            Err(e) => {
+                let d = damage(&e);
+                each(0, Err(&d));
+                each(1, Err(&d));
+            }
+        }
+    }
+}
+
 /// What both passes need before the first key: the header, aux fields,
 /// target profile, reference time and worker pool.
 pub(crate) struct Prepared<'a> {
@@ -235,6 +303,10 @@ pub(crate) enum AllocatorPass {
     /// whole file to confirm it (`keys`, which can write its records again
     /// or say they are off).
     SeparateUntilSettled,
+    /// Summed over every key in the one pass a stream allows, which folds
+    /// each key for both builds until the end decides
+    /// (`crate::streaming`): a stream cannot go back.
+    Streamed,
 }
 
 pub(crate) fn prepare<'a>(
@@ -294,6 +366,18 @@ pub(crate) fn prepare<'a>(
                 crate::allocator::confirm_settled(&rdb, &profile, chosen, used_mem, opts.sample_evidence_from)
             });
             (choice, confirm)
+        }
+        AllocatorPass::Streamed => {
+            match crate::allocator::defer_streamed(&aux, &profile, &writer, opts.quantum) {
+                Ok(d) => {
+                    let guess = Choice {
+                        quantum: d.guess,
+                        ..Choice::unclear("the pass has not summed the evidence yet")
+                    };
+                    (guess, Some(d))
+                }
+                Err(choice) => (choice, None),
+            }
         }
         AllocatorPass::Separate | AllocatorPass::InMainPass => (separate(&profile, false).choice, None),
     };

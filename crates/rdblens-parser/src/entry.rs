@@ -64,6 +64,8 @@ pub struct Entry<'a> {
     pub key_meta: Option<KeyMeta<'a>>,
     pub(crate) format: Format,
     pub(crate) file: &'a [u8],
+    /// The file offset of `file[0]` (see [`crate::Rdb::records_in`]).
+    pub(crate) file_base: u64,
 }
 
 impl<'a> Entry<'a> {
@@ -102,6 +104,7 @@ impl<'a> Entry<'a> {
     pub fn visit_with<V: ValueVisitor>(&self, scratch: &mut Scratch, visitor: &mut V) -> Result<()> {
         let mut decoder = Decoder {
             file: self.file,
+            base: self.file_base,
             scratch,
             visitor,
         };

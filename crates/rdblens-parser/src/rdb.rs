@@ -85,6 +85,15 @@ impl<'a> Rdb<'a> {
         Records::resume(self.data, self.format, offset, db)
     }
 
+    /// The records of `chunk`, bytes of this file's format that start at
+    /// file offset `base` where a record does, in database `db` (the one
+    /// selected before it): a stream's records as they arrive, without the
+    /// bytes before. Entries, values and errors carry the file's offsets;
+    /// a record the chunk cuts short is [`crate::ErrorKind::Truncated`].
+    pub fn records_in<'c>(&self, chunk: &'c [u8], base: u64, db: u64) -> Records<'c> {
+        Records::in_chunk(chunk, self.format, base, db)
+    }
+
     /// Only the key/value entries.
     pub fn entries(&self) -> impl Iterator<Item = Result<Entry<'a>>> + 'a {
         self.records().filter_map(|r| match r {

@@ -110,6 +110,8 @@ struct Prefix<'a> {
 pub struct Records<'a> {
     r: Reader<'a>,
     file: &'a [u8],
+    /// The file offset of `file[0]`: 0 but for a chunk of a stream.
+    base: u64,
     format: Format,
     db: u64,
     prefix: Prefix<'a>,
@@ -121,6 +123,7 @@ impl<'a> Records<'a> {
         Records {
             r: Reader::at(file, 9),
             file,
+            base: 0,
             format,
             db: 0,
             prefix: Prefix::default(),
@@ -136,6 +139,20 @@ impl<'a> Records<'a> {
             r: Reader::at(file, pos),
             db,
             ..Records::new(file, format)
+        }
+    }
+
+    /// The records of `chunk`, a part of a file that starts where a record
+    /// does, at file offset `base`, in database `db`: what a stream hands
+    /// out as its bytes arrive. Offsets (of records, values and errors)
+    /// are the file's; a record cut by the chunk's end is an error
+    /// ([`crate::ErrorKind::Truncated`]) as at a file's end.
+    pub(crate) fn in_chunk(chunk: &'a [u8], format: Format, base: u64, db: u64) -> Self {
+        Records {
+            r: Reader::new(chunk, base),
+            base,
+            db,
+            ..Records::new(chunk, format)
         }
     }
 
@@ -185,7 +202,7 @@ impl<'a> Records<'a> {
                     };
                     self.done = true;
                     Record::Eof(Eof {
-                        offset: at as u64,
+                        offset: self.base + at as u64,
                         checksum,
                         trailing: r.rest(),
                     })
@@ -334,7 +351,7 @@ impl<'a> Records<'a> {
                         key,
                         value_type,
                         value: r.since(value_start),
-                        offset: start as u64,
+                        offset: self.base + start as u64,
                         value_offset,
                         record_len: (r.pos() - start) as u64,
                         expiry: prefix.expiry,
@@ -343,6 +360,7 @@ impl<'a> Records<'a> {
                         key_meta: prefix.key_meta,
                         format: self.format,
                         file: self.file,
+                        file_base: self.base,
                     })
                 }
             };
@@ -434,6 +452,36 @@ mod tests {
         let err = past.next().expect("an error").expect_err("nothing to read"); // ok: unit test
         assert_eq!(err.offset(), FILE.len() as u64);
         assert!(past.next().is_none());
+    }
+
+    /// A chunk cut from the file where a record starts reads as the file
+    /// does there: the same offsets (of records, values and a decoding
+    /// error inside a value), and a record cut by the chunk's end is
+    /// `Truncated` at the file offset where the chunk ends.
+    #[test]
+    fn a_chunk_reads_with_the_files_offsets() {
+        let rdb = Rdb::new(FILE).expect("rdb"); // ok: unit test
+        let whole: Vec<_> = rdb.entries().map(|e| e.expect("read")).collect(); // ok: unit test
+        let chunk = &FILE[18..];
+        let mut records = rdb.records_in(chunk, 18, 3);
+        match records.next() {
+            Some(Ok(Record::Entry(e))) => {
+                assert_eq!((e.offset, e.db, e.value_offset, e.record_len), (18, 3, 21, 5));
+                assert_eq!(
+                    (e.offset, e.value_offset, e.record_len),
+                    (whole[1].offset, whole[1].value_offset, whole[1].record_len)
+                );
+            }
+            other => panic!("{other:?}"), // ok: unit test
+        }
+        match records.next() {
+            Some(Ok(Record::Eof(eof))) => assert_eq!(eof.offset, 23),
+            other => panic!("{other:?}"), // ok: unit test
+        }
+        let mut cut = rdb.records_in(&FILE[18..21], 18, 3);
+        let err = cut.next().expect("an error").expect_err("cut"); // ok: unit test
+        assert!(matches!(err.kind(), crate::ErrorKind::Truncated { .. }), "{err}");
+        assert_eq!(err.offset(), 21);
     }
 
     /// A set that claims five members and holds one, then "c" = "d".

@@ -1,5 +1,5 @@
-//! Several dumps in one run: every input is opened (decompressed, spooled
-//! from a pipe) and its header checked first, so an unreadable input fails
+//! Several dumps in one run: every input is opened (mapped, or a stream
+//! read as it arrives, decompressed on the way) and its header checked first, so an unreadable input fails
 //! the run before any work; then the analysis library's
 //! [`rdblens_analysis::analyze_files`] analyses them at the same time and
 //! merges the summaries in command-line order.
@@ -18,14 +18,16 @@ use crate::progress::FilesProgress;
 pub fn analyze_files(files: &[PathBuf], labels: &[String], opts: &Options, quiet: bool) -> Result<Summary> {
     let mut opened = Vec::with_capacity(files.len());
     for (i, path) in files.iter().enumerate() {
-        let file = crate::input::open_rdb(path, opts.skip_unknown, quiet)?;
+        let file = crate::input::open_source(path, opts.skip_unknown, quiet)?;
         let name = labels
             .get(i)
             .cloned()
             .unwrap_or_else(|| crate::input::input_name(path));
         opened.push((name, file));
     }
-    let progress = FilesProgress::for_bytes(opened.iter().map(|(_, f)| f.len() as u64).sum(), quiet);
+    // Streams count their own bytes as they arrive (their size is unknown).
+    let known = opened.iter().filter_map(|(_, f)| f.size()).sum();
+    let progress = FilesProgress::for_bytes(known, quiet);
     let opts = Options {
         progress: progress.hook(),
         ..opts.clone()

@@ -174,9 +174,26 @@ impl ModelArgs {
             quantum: self.jemalloc_quantum.as_deref().and_then(|q| q.parse().ok()),
             config: model_config(self.config.as_deref(), &self.limits)?,
             filter,
+            sample_evidence_from: sample_evidence_from_for_test(),
             ..Options::default()
         })
     }
+}
+
+/// Debug builds only: `RDBLENS_TEST_SAMPLE_EVIDENCE_FROM=N` treats a dump
+/// of N bytes or more as big for the allocator evidence, so the tests can
+/// run the small fixtures through what a big dump takes (a stream's
+/// one-pass fold for both builds, the mapped file's deferred evidence).
+fn sample_evidence_from_for_test() -> usize {
+    let default = Options::default().sample_evidence_from;
+    #[cfg(debug_assertions)]
+    if let Some(n) = std::env::var("RDBLENS_TEST_SAMPLE_EVIDENCE_FROM")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        return n;
+    }
+    default
 }
 
 /// `--threads` beyond this many per core only adds switching and memory.

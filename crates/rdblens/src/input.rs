@@ -1,10 +1,12 @@
-//! Opening a dump: a file is mapped; standard input (`-`), pipes, FIFOs and
-//! process substitution are spooled to an anonymous temporary file first
-//! (the parser needs a map); gzip- and zstd-compressed dumps are detected
-//! by their magic, on files and streams alike, and decompressed to an
-//! anonymous temporary file as they are read. The header is checked before
-//! any work, with a hint when `--skip-unknown` would help (a version newer
-//! than any known) and none when it would not.
+//! Opening a dump: a file is mapped. For the analysis ([`open_source`]),
+//! standard input (`-`), pipes, FIFOs, process substitution and
+//! compressed dumps (gzip, zstd, LZ4 frames, bzip2: by their magic, on
+//! files and streams alike) are streams, read once as they arrive, with no
+//! copy on disk. The commands that read a dump more than once (`keys`,
+//! `check`: [`open_rdb`]) spool those to an anonymous temporary file
+//! first. The header is checked before any work, with a hint when
+//! `--skip-unknown` would help (a version newer than any known) and none
+//! when it would not.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, IsTerminal, Read, Write};
@@ -19,6 +21,8 @@ use rdblens_parser::{ErrorKind, Format, Rdb, RdbFile};
 pub enum Compression {
     Gzip,
     Zstd,
+    Lz4,
+    Bzip2,
 }
 
 impl Compression {
@@ -26,17 +30,35 @@ impl Compression {
         match self {
             Compression::Gzip => "gzip",
             Compression::Zstd => "zstd",
+            Compression::Lz4 => "lz4",
+            Compression::Bzip2 => "bzip2",
         }
     }
 
-    /// By the magic: gzip `1f 8b`, zstd `28 b5 2f fd`.
+    /// By the magic: gzip `1f 8b`, zstd `28 b5 2f fd`, an LZ4 frame
+    /// `04 22 4d 18`, bzip2 `BZh` and the block size digit.
     pub fn sniff(head: &[u8]) -> Option<Compression> {
         if head.starts_with(&[0x1f, 0x8b]) {
             Some(Compression::Gzip)
         } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
             Some(Compression::Zstd)
+        } else if head.starts_with(&[0x04, 0x22, 0x4d, 0x18]) {
+            Some(Compression::Lz4)
+        } else if head.len() >= 4 && head.starts_with(b"BZh") && (b'1'..=b'9').contains(&head[3]) {
+            Some(Compression::Bzip2)
         } else {
             None
+        }
+    }
+
+    /// The bytes `source` decompresses to, every frame or member of it
+    /// (`pigz`, `pzstd`, `cat a.gz b.gz` write several).
+    fn decoder<'a, R: BufRead + Send + 'a>(self, source: R) -> Box<dyn Read + Send + 'a> {
+        match self {
+            Compression::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(source)),
+            Compression::Zstd => Box::new(Unzstd::new(source)),
+            Compression::Lz4 => Box::new(lz4_flex::frame::FrameDecoder::new(source)),
+            Compression::Bzip2 => Box::new(bzip2::bufread::MultiBzDecoder::new(source)),
         }
     }
 }
@@ -117,32 +139,16 @@ pub fn damage_message(c: Compression, why: &str, decompressed: usize) -> String 
 /// nothing is sized from a header: the bytes are streamed as they come.
 pub fn open_input(path: &Path, quiet: bool) -> io::Result<(RdbFile, Stored)> {
     let name = input_name(path);
-    let (source, streamed): (Box<dyn Read>, bool) = if path == Path::new("-") {
-        (Box::new(io::stdin().lock()), true)
-    } else {
-        let file = File::open(path)?;
-        let regular = file.metadata()?.is_file();
-        if regular {
-            let mut head = [0u8; 4];
-            let got = read_up_to(&file, &mut head)?;
-            if Compression::sniff(&head[..got]).is_none() {
-                let map = RdbFile::from_file(file)?;
-                crate::mapguard::watch(map.bytes(), &name);
-                shrink_for_test(path);
-                return Ok((
-                    map,
-                    Stored {
-                        compression: None,
-                        streamed: false,
-                        damage: None,
-                    },
-                ));
-            }
-            let file = File::open(path)?;
-            (Box::new(file), false)
-        } else {
-            (Box::new(file), true)
+    let (source, streamed) = match raw_source(path)? {
+        Raw::Mapped(map) => {
+            let stored = Stored {
+                compression: None,
+                streamed: false,
+                damage: None,
+            };
+            return Ok((map, stored));
         }
+        Raw::Stream { source, streamed } => (source, streamed),
     };
     let counter = ReceivedBytes::new(&name, streamed && !quiet);
     let mut source = BufReader::with_capacity(1 << 20, counter.wrap(source));
@@ -157,8 +163,7 @@ pub fn open_input(path: &Path, quiet: bool) -> io::Result<(RdbFile, Stored)> {
             Some(e) => return Err(e),
             None => None,
         },
-        Some(Compression::Gzip) => spool(&mut flate2::read::MultiGzDecoder::new(source), &mut w)?,
-        Some(Compression::Zstd) => spool(&mut Unzstd::new(source), &mut w)?,
+        Some(c) => spool(&mut c.decoder(source), &mut w)?,
     }
     .map(|e| e.to_string());
     w.flush().map_err(spool_error)?;
@@ -170,6 +175,135 @@ pub fn open_input(path: &Path, quiet: bool) -> io::Result<(RdbFile, Stored)> {
         damage,
     };
     Ok((RdbFile::from_file(out)?, stored))
+}
+
+/// Where a dump's bytes come from before any decompression.
+enum Raw {
+    /// A regular file that is not compressed: mapped.
+    Mapped(RdbFile),
+    /// Standard input, a pipe, a FIFO (`streamed`), or a compressed file.
+    Stream {
+        source: Box<dyn Read + Send>,
+        streamed: bool,
+    },
+}
+
+fn raw_source(path: &Path) -> io::Result<Raw> {
+    if path == Path::new("-") {
+        let source = Box::new(io::stdin());
+        return Ok(Raw::Stream {
+            source,
+            streamed: true,
+        });
+    }
+    let file = File::open(path)?;
+    let regular = file.metadata()?.is_file();
+    if !regular {
+        let source = Box::new(file);
+        return Ok(Raw::Stream {
+            source,
+            streamed: true,
+        });
+    }
+    let mut head = [0u8; 4];
+    let got = read_up_to(&file, &mut head)?;
+    if Compression::sniff(&head[..got]).is_none() {
+        let map = RdbFile::from_file(file)?;
+        crate::mapguard::watch(map.bytes(), &input_name(path));
+        shrink_for_test(path);
+        return Ok(Raw::Mapped(map));
+    }
+    let source = Box::new(File::open(path)?);
+    Ok(Raw::Stream {
+        source,
+        streamed: false,
+    })
+}
+
+/// Opens `path` for the analysis and checks its header: a regular file is
+/// mapped, anything else (standard input, a pipe, a FIFO, a compressed
+/// file) is a stream the analysis reads once as it arrives, decompressed
+/// on the way, with nothing written to disk. Errors as [`open_rdb`]'s; a
+/// compressed stream that is damaged says so on standard error when it
+/// happens, and what it decompressed to before is analysed.
+pub fn open_source(path: &Path, skip_unknown: bool, quiet: bool) -> Result<rdblens_analysis::Input> {
+    let name = input_name(path);
+    let (source, streamed) = match raw_source(path).with_context(|| format!("{name}: cannot open"))? {
+        Raw::Mapped(map) => {
+            read_header(map.bytes(), skip_unknown).with_context(|| name.clone())?;
+            return Ok(rdblens_analysis::Input::Mapped(map));
+        }
+        Raw::Stream { source, streamed } => (source, streamed),
+    };
+    let source = if streamed {
+        Receiving::new(source, &name, !quiet)
+    } else {
+        // A compressed file: a bar over its size, as a mapped file has.
+        let size = std::fs::metadata(path).map_or(0, |m| m.len());
+        let show = crate::progress::should_show(quiet, io::stderr().is_terminal(), size);
+        Receiving::sized(source, size, show)
+    };
+    let mut source = BufReader::with_capacity(1 << 20, source);
+    let compression = Compression::sniff(
+        source
+            .fill_buf()
+            .with_context(|| format!("{name}: cannot open"))?,
+    );
+    let mut decoded: Box<dyn Read + Send> = match compression {
+        None => Box::new(source),
+        Some(c) => Box::new(Decompressed {
+            inner: c.decoder(source),
+            compression: c,
+            name: name.clone(),
+            out: 0,
+        }),
+    };
+    // The magic, and enough to tell a Valkey compressed file by.
+    let mut magic = Vec::with_capacity(64);
+    (&mut decoded)
+        .take(64)
+        .read_to_end(&mut magic)
+        .with_context(|| format!("{name}: cannot open"))?;
+    read_header(&magic, skip_unknown).with_context(|| match compression {
+        Some(c) => format!("{name} (decompressed from {})", c.name()),
+        None => name.clone(),
+    })?;
+    let stream = io::Cursor::new(magic).chain(decoded);
+    Ok(rdblens_analysis::Input::Stream(Box::new(stream)))
+}
+
+/// A decompressor whose first error ends its stream: a line on standard
+/// error says where (after how many decompressed bytes) and why, and the
+/// analysis reads what came before, as of a stream cut there.
+struct Decompressed<'a> {
+    inner: Box<dyn Read + Send + 'a>,
+    compression: Compression,
+    name: String,
+    /// Decompressed bytes given out so far.
+    out: usize,
+}
+
+impl Read for Decompressed<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            match self.inner.read(buf) {
+                Ok(n) => {
+                    self.out += n;
+                    return Ok(n);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    eprintln!(
+                        "rdblens: {}: {}",
+                        self.name,
+                        damage_message(self.compression, &e.to_string(), self.out)
+                    );
+                    self.inner = Box::new(io::empty());
+                    return Ok(0);
+                }
+            }
+        }
+    }
 }
 
 /// Copies `from` into the temporary file `to`: `Ok(Some(e))` when reading
@@ -247,6 +381,54 @@ fn read_up_to(mut file: &File, buf: &mut [u8]) -> io::Result<usize> {
     Ok(got)
 }
 
+/// A stream whose bytes received are counted on standard error while
+/// they come (when it is a terminal): bytes, rate and time elapsed (a
+/// stream has no size to show a bar against); cleared when dropped.
+struct Receiving<R> {
+    inner: R,
+    bar: Option<ProgressBar>,
+}
+
+impl<R: Read> Receiving<R> {
+    fn new(inner: R, name: &str, show: bool) -> Self {
+        Receiving {
+            inner,
+            bar: ReceivedBytes::new(name, show).bar.take(),
+        }
+    }
+}
+
+impl<R: Read> Receiving<R> {
+    /// A bar over the `size` bytes of a compressed file, with its rate
+    /// and the time left, when `show`.
+    fn sized(inner: R, size: u64, show: bool) -> Self {
+        let bar = show.then(|| {
+            let style = ProgressStyle::with_template(crate::progress::TEMPLATE)
+                .unwrap_or_else(|_| ProgressStyle::default_bar());
+            ProgressBar::with_draw_target(Some(size), ProgressDrawTarget::stderr()).with_style(style)
+        });
+        Receiving { inner, bar }
+    }
+}
+
+impl<R: Read> Read for Receiving<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if let Some(bar) = &self.bar {
+            bar.inc(n as u64);
+        }
+        Ok(n)
+    }
+}
+
+impl<R> Drop for Receiving<R> {
+    fn drop(&mut self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
 /// The count of bytes received from a stream, drawn on standard error
 /// while they come (when it is a terminal): a stream has no size to show
 /// a bar against.
@@ -263,12 +445,15 @@ impl ReceivedBytes {
             .unwrap_or_else(|_| ProgressStyle::default_spinner());
             let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr()).with_style(style);
             bar.set_message(name.to_string());
+            // Drawn on a timer, not only as bytes come: a writer that stalls
+            // shows as the time going on while the count stands still.
+            bar.enable_steady_tick(std::time::Duration::from_millis(250));
             bar
         });
         ReceivedBytes { bar }
     }
 
-    fn wrap<'a>(&self, source: Box<dyn Read + 'a>) -> Box<dyn Read + 'a> {
+    fn wrap<'a>(&self, source: Box<dyn Read + Send + 'a>) -> Box<dyn Read + Send + 'a> {
         match &self.bar {
             Some(bar) => Box::new(bar.wrap_read(source)),
             None => source,
@@ -299,10 +484,32 @@ fn shrink_for_test(path: &Path) {
     let _ = path;
 }
 
+/// Whether `head` (a file's first bytes) is a Valkey compressed RDB file
+/// rather than an RDB file: Valkey's `rdbcompression lz4` writes a short
+/// envelope (`VCS`, Valkey Compressed Stream) and then the dump as one LZ4
+/// frame (valkey-io/valkey pull request 3531). Without the envelope's
+/// published layout, it is told by what it can be: no RDB magic, and the
+/// bytes `VCS` at the start or an LZ4 frame's magic within the first 64
+/// bytes (a plain `.lz4` file starts with that magic and is decompressed
+/// before this is asked).
+pub fn looks_like_valkey_compressed(head: &[u8]) -> bool {
+    let rdb_magic = head.starts_with(b"REDIS") || head.starts_with(b"VALKEY");
+    let lz4_frame = [0x04, 0x22, 0x4d, 0x18];
+    let head = &head[..head.len().min(64)];
+    !rdb_magic && (head.starts_with(b"VCS") || head.windows(4).skip(1).any(|w| w == lz4_frame))
+}
+
 /// Reads the magic. A version newer than any known gets a hint to
 /// `--skip-unknown`; other versions (too old, or in the gap Valkey
 /// reserves) get none, since nothing could read them.
 pub fn read_header(bytes: &[u8], skip_unknown: bool) -> Result<Rdb<'_>> {
+    if looks_like_valkey_compressed(bytes) {
+        anyhow::bail!(
+            "a Valkey compressed RDB file (saved with `rdbcompression lz4`: an envelope around one LZ4 \
+             frame, Valkey 9.2+), which rdblens cannot read: decompress it with `valkey-check-rdb`, or have \
+             the server save with `rdbcompression yes`"
+        );
+    }
     let rdb = if skip_unknown {
         Rdb::new_allowing_newer(bytes)
     } else {
@@ -323,6 +530,31 @@ pub fn read_header(bytes: &[u8], skip_unknown: bool) -> Result<Rdb<'_>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A Valkey `rdbcompression lz4` file is refused by name with what to
+    /// do, never read as a damaged RDB file; RDB files and plain LZ4 files
+    /// are not taken for one.
+    #[test]
+    fn a_valkey_compressed_file_is_refused_by_name() {
+        let lz4 = [0x04, 0x22, 0x4d, 0x18, 0x64, 0x40, 0xa7];
+        for head in [
+            [&b"VCS\x01\x01"[..], &lz4].concat(),
+            [&b"VKC\x00\x01\x00\x00\x00"[..], &lz4].concat(),
+        ] {
+            let err = format!("{:#}", read_header(&head, false).unwrap_err());
+            assert!(
+                err.starts_with("a Valkey compressed RDB file (saved with `rdbcompression lz4`"),
+                "{err}"
+            );
+            assert!(
+                err.contains("valkey-check-rdb") && err.contains("rdbcompression yes"),
+                "{err}"
+            );
+        }
+        assert!(!looks_like_valkey_compressed(&lz4));
+        assert!(!looks_like_valkey_compressed(b"REDIS0011\xfa\x04\x22\x4d\x18"));
+        assert!(!looks_like_valkey_compressed(b"hello\n"));
+    }
 
     #[test]
     fn hints_only_where_skip_unknown_helps() {

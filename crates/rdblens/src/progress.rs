@@ -11,7 +11,7 @@ use rdblens_analysis::Progress;
 /// Inputs smaller than this finish too fast for a bar to be worth drawing.
 pub const MIN_BYTES: u64 = 64 << 20;
 
-const TEMPLATE: &str =
+pub const TEMPLATE: &str =
     "{spinner} [{elapsed_precise}] [{wide_bar}] {bytes}/{total_bytes} ({binary_bytes_per_sec}, ETA {eta})";
 
 pub fn should_show(quiet: bool, stderr_is_terminal: bool, total_bytes: u64) -> bool {

@@ -28,6 +28,9 @@ impl Scratch {
 
 pub(crate) struct Decoder<'a, 's, V> {
     pub file: &'a [u8],
+    /// The file offset of `file[0]` (0 for a whole file; a chunk's start
+    /// for a chunk of a stream).
+    pub base: u64,
     pub scratch: &'s mut Scratch,
     pub visitor: &'s mut V,
 }
@@ -45,10 +48,11 @@ fn string_offset(file: &[u8], s: &RdbString<'_>) -> u64 {
     }
 }
 
-fn blob_error(file: &[u8], s: &RdbString<'_>, e: BlobError) -> Error {
+fn blob_error(base: u64, file: &[u8], s: &RdbString<'_>, e: BlobError) -> Error {
+    let at = base + string_offset(file, s);
     match s {
-        RdbString::Lzf { .. } => Error::new(string_offset(file, s), e.kind).with_blob_offset(e.pos as u64),
-        _ => Error::new(string_offset(file, s) + e.pos as u64, e.kind),
+        RdbString::Lzf { .. } => Error::new(at, e.kind).with_blob_offset(e.pos as u64),
+        _ => Error::new(at + e.pos as u64, e.kind),
     }
 }
 
@@ -59,35 +63,38 @@ impl<'a, V: ValueVisitor> Structure<'a> for Decoder<'a, '_, V> {
     }
 
     fn member(&mut self, s: RdbString<'a>) -> Result<()> {
-        let e = s.element_in(&mut self.scratch.first, string_offset(self.file, &s))?;
+        let e = s.element_in(&mut self.scratch.first, self.base + string_offset(self.file, &s))?;
         self.visitor.member(e);
         Ok(())
     }
 
     fn scored(&mut self, s: RdbString<'a>, score: f64) -> Result<()> {
-        let e = s.element_in(&mut self.scratch.first, string_offset(self.file, &s))?;
+        let e = s.element_in(&mut self.scratch.first, self.base + string_offset(self.file, &s))?;
         self.visitor.scored(e, score);
         Ok(())
     }
 
     fn field(&mut self, f: RdbString<'a>, v: RdbString<'a>, expire_ms: Option<i64>) -> Result<()> {
-        let fe = f.element_in(&mut self.scratch.first, string_offset(self.file, &f))?;
-        let ve = v.element_in(&mut self.scratch.second, string_offset(self.file, &v))?;
+        let fe = f.element_in(&mut self.scratch.first, self.base + string_offset(self.file, &f))?;
+        let ve = v.element_in(&mut self.scratch.second, self.base + string_offset(self.file, &v))?;
         self.visitor.field(fe, ve, expire_ms);
         Ok(())
     }
 
     fn path(&mut self, path: RdbString<'a>, fields: u64) -> Result<()> {
-        let p = path.element_in(&mut self.scratch.first, string_offset(self.file, &path))?;
+        let p = path.element_in(
+            &mut self.scratch.first,
+            self.base + string_offset(self.file, &path),
+        )?;
         self.visitor.path(p, fields);
         Ok(())
     }
 
     fn array_item(&mut self, index: u64, item: RawArrayItem<'a>) -> Result<()> {
         let item = match item {
-            RawArrayItem::Bytes(s) => {
-                ArrayItem::Bytes(s.element_in(&mut self.scratch.first, string_offset(self.file, &s))?)
-            }
+            RawArrayItem::Bytes(s) => ArrayItem::Bytes(
+                s.element_in(&mut self.scratch.first, self.base + string_offset(self.file, &s))?,
+            ),
             RawArrayItem::Int(i) => ArrayItem::Int(i),
             RawArrayItem::Float(f) => ArrayItem::Float(f),
         };
@@ -109,7 +116,7 @@ impl<'a, V: ValueVisitor> Structure<'a> for Decoder<'a, '_, V> {
         for node in s.nodes() {
             let node = node?;
             let lp = &node.listpack;
-            let bytes = lp.bytes_in(&mut self.scratch.blob, string_offset(self.file, lp))?;
+            let bytes = lp.bytes_in(&mut self.scratch.blob, self.base + string_offset(self.file, lp))?;
             let walk = Listpack::new(bytes).and_then(|list| {
                 self.visitor.node(&node_info(
                     NodeKind::Listpack,
@@ -119,7 +126,7 @@ impl<'a, V: ValueVisitor> Structure<'a> for Decoder<'a, '_, V> {
                 ));
                 stream_node(list, node.master_id, self.visitor)
             });
-            walk.map_err(|e| blob_error(self.file, lp, e))?;
+            walk.map_err(|e| blob_error(self.base, self.file, lp, e))?;
         }
         Ok(())
     }
@@ -138,8 +145,8 @@ impl<'a, V: ValueVisitor> Structure<'a> for Decoder<'a, '_, V> {
                 }
             }
         }
-        let bytes = s.bytes_in(&mut self.scratch.blob, string_offset(self.file, &s))?;
-        open_blob(role, &s, bytes, self.visitor).map_err(|e| blob_error(self.file, &s, e))
+        let bytes = s.bytes_in(&mut self.scratch.blob, self.base + string_offset(self.file, &s))?;
+        open_blob(role, &s, bytes, self.visitor).map_err(|e| blob_error(self.base, self.file, &s, e))
     }
 }
 

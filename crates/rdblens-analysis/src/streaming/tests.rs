@@ -1,0 +1,292 @@
+//! A stream gives the summary the same bytes give in memory (a mapped
+//! file's pass), whatever its chunk size and thread count: records cut
+//! by a chunk's end, records longer than a chunk, a stream cut short.
+
+use super::*;
+
+/// Every dump under fixtures/rdb, by path.
+fn fixtures() -> Vec<std::path::PathBuf> {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/rdb");
+    let mut found = Vec::new();
+    let mut dirs = vec![std::path::PathBuf::from(root)];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("fixtures dir") {
+            let path = entry.expect("entry").path(); // ok: unit test
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rdb") {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+fn opts(threads: usize, sample_evidence_from: usize) -> Options {
+    Options {
+        threads,
+        now_ms: Some(1_700_000_000_000),
+        sample_evidence_from,
+        batch_entries: 7,
+        ..Options::default()
+    }
+}
+
+/// The first line where the two summaries' JSON differ, if any.
+fn first_difference(got: &Summary, want: &Summary) -> Option<String> {
+    let json = |s: &Summary| serde_json::to_string_pretty(s).expect("json"); // ok: unit test
+    let (g, w) = (json(got), json(want));
+    let diff = g.lines().zip(w.lines()).enumerate().find(|(_, (a, b))| a != b);
+    match diff {
+        Some((i, (a, b))) => Some(format!("line {i}: streamed {a} / mapped {b}")),
+        None if got != want => Some("equal JSON, unequal summaries".into()),
+        None => None,
+    }
+}
+
+fn streamed(data: &[u8], opts: &Options, chunk_bytes: usize) -> Summary {
+    let mut source: &[u8] = data;
+    analyze(&mut source, "dump", opts, chunk_bytes).expect("streamed") // ok: unit test
+}
+
+fn mapped(data: &[u8], opts: &Options) -> Summary {
+    crate::mainpass::analyze_bytes(data, "dump", opts).expect("mapped") // ok: unit test
+}
+
+/// Every fixture, streamed in chunks of 61 bytes (most records cut, many
+/// longer than a chunk) and of 64 KiB, on one and two threads, with the
+/// evidence sampled as on a big dump (the one-pass fold for both builds)
+/// and as on a small one (held in memory): the summary of the bytes.
+#[test]
+fn every_fixture_streamed_gives_the_summary_of_its_bytes() {
+    let files = fixtures();
+    assert!(files.len() >= 50, "{} fixtures", files.len());
+    let mut deferred = 0;
+    for path in files {
+        let data = std::fs::read(&path).expect("fixture"); // ok: unit test
+        for (threads, sample_from, chunk) in [(2, 0, 61), (1, 0, 64 << 10), (2, usize::MAX, 61)] {
+            let opts = opts(threads, sample_from);
+            let want = mapped(&data, &opts);
+            let got = streamed(&data, &opts, chunk);
+            let diff = first_difference(&got, &want);
+            assert!(
+                diff.is_none(),
+                "{}: {threads} threads, chunks of {chunk}: {diff:?}",
+                path.display()
+            );
+            // With a used-mem to compare with, the evidence decides the build.
+            if sample_from == 0 && want.files[0].aux.contains_key("used-mem") {
+                deferred += 1;
+            }
+        }
+    }
+    // The fold for both builds decided by the evidence ran on many of them.
+    assert!(deferred >= 20, "{deferred} dumps decided by the evidence");
+}
+
+/// A dump cut anywhere (in a key, a value, the trailer) streamed gives
+/// the partial summary the cut bytes give: the same keys, the same offset
+/// where it stops.
+#[test]
+fn a_stream_cut_short_gives_the_partial_summary_of_its_bytes() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fixtures/rdb/valkey-7.2.7/all-types.rdb"
+    );
+    let data = std::fs::read(path).expect("fixture"); // ok: unit test
+    let opts = opts(2, 0);
+    let mut cuts: Vec<usize> = (0..20)
+        .map(|i| 10 + (i * 7919 + 13) % (data.len() - 10))
+        .collect();
+    cuts.extend([data.len() - 1, data.len() - 8, 9, 5]);
+    let mut stopped = 0;
+    for cut in cuts {
+        let part = &data[..cut];
+        match (crate::mainpass::analyze_bytes(part, "dump", &opts), {
+            let mut source: &[u8] = part;
+            analyze(&mut source, "dump", &opts, 97)
+        }) {
+            (Ok(want), Ok(got)) => {
+                assert_eq!(first_difference(&got, &want), None, "cut at {cut}");
+                assert_eq!(got.files[0].size, cut as u64);
+                stopped += usize::from(got.files[0].incomplete.is_some());
+            }
+            (Err(want), Err(got)) => assert_eq!(got.to_string(), want.to_string(), "cut at {cut}"),
+            (want, got) => panic!("cut at {cut}: {want:?} vs {got:?}"), // ok: unit test
+        }
+    }
+    assert!(stopped >= 20, "{stopped} cuts reported where they stop");
+}
+
+/// A source that fails after some bytes ends the stream there: the walk
+/// says where the dump stops, as for a stream cut short.
+#[test]
+fn a_read_error_ends_the_stream_where_it_happens() {
+    struct Failing<'a>(&'a [u8]);
+    impl Read for Failing<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if self.0.is_empty() {
+                return Err(io::Error::other("connection reset"));
+            }
+            let n = buf.len().min(self.0.len()).min(1000);
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fixtures/rdb/valkey-7.2.7/all-types.rdb"
+    );
+    let data = std::fs::read(path).expect("fixture"); // ok: unit test
+    let opts = opts(2, 0);
+    let cut = data.len() / 2;
+    let mut got = analyze(&mut Failing(&data[..cut]), "dump", &opts, 4096).expect("partial"); // ok: unit test
+                                                                                              // Said among the file's warnings, the one difference from the bytes in memory.
+    assert_eq!(
+        got.files[0].warnings.pop().as_deref(),
+        Some(format!("reading the stream failed after {cut} bytes: connection reset").as_str())
+    );
+    let want = mapped(&data[..cut], &opts);
+    assert_eq!(first_difference(&got, &want), None);
+    let stop = got.files[0].incomplete.as_ref().expect("stopped short"); // ok: unit test
+    assert!(stop.offset <= cut as u64 && stop.offset > 9, "{}", stop.offset);
+}
+
+/// Chunks are buffers handed back and filled again: a long stream of
+/// small records keeps a few in flight, not one per chunk.
+#[test]
+fn buffers_are_reused_not_accumulated() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fixtures/rdb/valkey-7.2.7/all-types.rdb"
+    );
+    let data = std::fs::read(path).expect("fixture"); // ok: unit test
+                                                      // The walker alone, with a recycled buffer given back each time: every
+                                                      // chunk after the first two comes in a buffer given back.
+    let header = {
+        let mut head = data.clone();
+        let mut feed = Feed {
+            source: &mut &data[..0],
+            read: 0,
+            ended: true,
+            error: None,
+            progress: None,
+        };
+        read_header(&mut feed, &mut head)
+    };
+    let rdb = Rdb::new(&header).expect("header"); // ok: unit test
+    let mut source: &[u8] = &data[9..];
+    let mut walker = ChunkWalker {
+        format: rdb,
+        feed: Feed {
+            source: &mut source,
+            read: 9,
+            ended: false,
+            error: None,
+            progress: None,
+        },
+        pending: Vec::new(),
+        start: 0,
+        base: 9,
+        db: 0,
+        crc: Crc64Digest::new(),
+        out: WalkOutcome::default(),
+        done: false,
+        chunk_bytes: 512,
+    };
+    walker.crc.update(&data[..9]);
+    let mut spare: Option<Vec<u8>> = None;
+    let (mut chunks, mut pointers) = (0, std::collections::BTreeSet::new());
+    while let Some(chunk) = walker.next_chunk(spare.take()) {
+        chunks += 1;
+        pointers.insert(chunk.bytes.as_ptr() as usize);
+        spare = Some(chunk.bytes);
+    }
+    let (outcome, size, _) = walker.finish();
+    assert_eq!(size, data.len() as u64);
+    assert!(outcome.error.is_none() && outcome.checksum == Some(Checksum::Valid));
+    assert!(chunks > 20, "{chunks} chunks");
+    // Two buffers take turns (the pending one and the one handed out),
+    // plus the few that grew for a record longer than a chunk.
+    assert!(
+        pointers.len() < chunks / 2,
+        "{} buffers for {chunks} chunks",
+        pointers.len()
+    );
+}
+
+/// A record far longer than a chunk grows the buffer by what it lacks:
+/// a 1 MiB string read in chunks of 4 KiB takes a buffer of about its own
+/// size, not the next power of two, and gives the mapped summary.
+#[test]
+fn a_giant_record_grows_the_buffer_by_what_it_lacks() {
+    const LEN: usize = 1 << 20;
+    let mut data = b"REDIS0009\xfe\x00\x00\x01k\x80".to_vec();
+    data.extend_from_slice(&(LEN as u32).to_be_bytes());
+    data.extend((0..LEN).map(|i| (i % 251) as u8));
+    data.extend_from_slice(b"\x00\x01z\x01v\xff\0\0\0\0\0\0\0\0");
+    let header = data[..11].to_vec();
+    let rdb = Rdb::new(&header).expect("header"); // ok: unit test
+    let mut source: &[u8] = &data[9..];
+    let mut walker = ChunkWalker {
+        format: rdb,
+        feed: Feed {
+            source: &mut source,
+            read: 9,
+            ended: false,
+            error: None,
+            progress: None,
+        },
+        pending: Vec::new(),
+        start: 0,
+        base: 9,
+        db: 0,
+        crc: Crc64Digest::new(),
+        out: WalkOutcome::default(),
+        done: false,
+        chunk_bytes: 4096,
+    };
+    let mut largest = 0;
+    let mut chunks = 0;
+    while let Some(chunk) = walker.next_chunk(None) {
+        largest = largest.max(chunk.bytes.capacity());
+        chunks += 1;
+    }
+    assert!(chunks >= 2, "{chunks}");
+    assert!(
+        largest > LEN && largest < LEN + (64 << 10),
+        "a buffer of {largest} bytes"
+    );
+    let (outcome, size, _) = walker.finish();
+    assert_eq!(
+        (outcome.keys, outcome.error.is_none(), size),
+        (2, true, data.len() as u64)
+    );
+    let opts = opts(2, 0);
+    assert_eq!(
+        first_difference(&streamed(&data, &opts, 4096), &mapped(&data, &opts)),
+        None
+    );
+}
+
+/// A damaged length that claims far more than memory holds (2^60 bytes)
+/// ends the stream as the same bytes in memory do, without trying to
+/// hold what it claims.
+#[test]
+fn a_length_claiming_more_than_memory_ends_the_stream_as_in_memory() {
+    let mut data = b"REDIS0009\xfe\x00\x00\x01k\x81".to_vec();
+    data.extend_from_slice(&(1u64 << 60).to_be_bytes());
+    data.extend((0..100_000).map(|i| (i % 251) as u8));
+    let opts = opts(2, 0);
+    let want = mapped(&data, &opts);
+    let got = streamed(&data, &opts, 4096);
+    assert_eq!(first_difference(&got, &want), None);
+    let stop = got.files[0].incomplete.as_ref().expect("stopped"); // ok: unit test
+    assert!(
+        stop.message.contains("needed 1152921504606846976 bytes"),
+        "{}",
+        stop.message
+    );
+}

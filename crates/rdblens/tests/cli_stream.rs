@@ -1,0 +1,306 @@
+//! Streams analysed as they arrive: `cat DUMP | rdblens report -` gives
+//! the mapped file's JSON byte for byte (the input's name aside) on every
+//! fixture; gzip, zstd, LZ4 and bzip2 copies, as files and through pipes,
+//! too; a stream cut short gives the partial report, where it stops and
+//! exit 3; nothing is written to the temporary directory.
+
+mod support;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use support::root;
+
+/// Every dump under fixtures/rdb, relative to the workspace root.
+fn fixtures() -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut dirs = vec![root().join("fixtures/rdb")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rdb") {
+                found.push(path.strip_prefix(root()).unwrap().to_path_buf());
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// `rdblens ARGS` with `stdin` piped in and `env` set; (exit code, stdout,
+/// stderr).
+fn run(args: &[&str], stdin: &[u8], env: &[(&str, &str)]) -> (i32, String, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_rdblens"));
+    cmd.current_dir(root())
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let data = stdin.to_vec();
+    let feeder = std::thread::spawn(move || {
+        let _ = input.write_all(&data);
+    });
+    let out = child.wait_with_output().unwrap();
+    feeder.join().unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// `report NAME --format json` with `name` replaced by `NAME` in the JSON.
+fn report(name: &str, stdin: &[u8], env: &[(&str, &str)]) -> (i32, String, String) {
+    let (code, out, err) = run(&["report", name, "--format", "json"], stdin, env);
+    let shown = if name == "-" { "standard input" } else { name };
+    (code, out.replace(&format!("\"{shown}\""), "\"NAME\""), err)
+}
+
+/// The evidence as on a big dump (the stream's one-pass fold for both
+/// builds), and as on a small one (a stream held in memory).
+const SIZES: [&[(&str, &str)]; 2] = [&[("RDBLENS_TEST_SAMPLE_EVIDENCE_FROM", "0")], &[]];
+
+#[test]
+fn every_fixture_piped_gives_the_files_json() {
+    let files = fixtures();
+    assert!(files.len() >= 50, "{} fixtures", files.len());
+    for file in files {
+        let name = file.to_str().unwrap();
+        let data = std::fs::read(root().join(&file)).unwrap();
+        for env in SIZES {
+            let (code, mapped, err) = report(name, b"", env);
+            assert!(code == 0 || code == 3, "{name}: {err}");
+            let (piped_code, piped, piped_err) = report("-", &data, env);
+            assert_eq!(piped_code, code, "{name} {env:?}: {piped_err}");
+            assert!(piped == mapped, "{name} {env:?}: the piped JSON differs");
+            assert_eq!(piped_err.replace("standard input", name), err, "{name}");
+        }
+    }
+}
+
+fn gzip(data: &[u8]) -> Vec<u8> {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(data).unwrap();
+    gz.finish().unwrap()
+}
+
+fn zstd(data: &[u8]) -> Vec<u8> {
+    ruzstd::encoding::compress_to_vec(data, ruzstd::encoding::CompressionLevel::Fastest)
+}
+
+fn lz4(data: &[u8]) -> Vec<u8> {
+    // Blocks of 64 KiB, as `lz4 -B4` writes: a cut copy still decompresses to a part.
+    let info = lz4_flex::frame::FrameInfo::new().block_size(lz4_flex::frame::BlockSize::Max64KB);
+    let mut enc = lz4_flex::frame::FrameEncoder::with_frame_info(info, Vec::new());
+    enc.write_all(data).unwrap();
+    enc.finish().unwrap()
+}
+
+fn bzip2(data: &[u8]) -> Vec<u8> {
+    let mut enc = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::fast());
+    enc.write_all(data).unwrap();
+    enc.finish().unwrap()
+}
+
+/// Compresses a dump.
+type Compressor = fn(&[u8]) -> Vec<u8>;
+
+const COMPRESSORS: [(&str, Compressor); 4] = [("gz", gzip), ("zst", zstd), ("lz4", lz4), ("bz2", bzip2)];
+
+#[test]
+fn compressed_copies_as_files_and_pipes_give_the_files_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = [
+        "fixtures/rdb/redis-7.4.5/all-types.rdb",
+        "fixtures/rdb/valkey-8.1.1/all-types.rdb",
+        "fixtures/rdb/redis-3.2.13/all-types.rdb",
+    ];
+    for file in files {
+        let data = std::fs::read(root().join(file)).unwrap();
+        for env in SIZES {
+            let (code, mapped, _) = report(file, b"", env);
+            assert_eq!(code, 0, "{file}");
+            for (ext, compress) in COMPRESSORS {
+                let packed = compress(&data);
+                let copy = dir.path().join(format!("dump.rdb.{ext}"));
+                std::fs::write(&copy, &packed).unwrap();
+                let copy = copy.to_str().unwrap();
+                let (code, json, err) = report(copy, b"", env);
+                assert_eq!((code, err.as_str()), (0, ""), "{file} .{ext}");
+                assert!(json == mapped, "{file} .{ext}: the JSON differs");
+                let (code, json, err) = report("-", &packed, env);
+                assert_eq!((code, err.as_str()), (0, ""), "{file} .{ext} piped");
+                assert!(json == mapped, "{file} .{ext} piped: the JSON differs");
+            }
+        }
+    }
+}
+
+/// The offset a report's stderr says the dump stops at.
+fn stop_offset(err: &str) -> Option<u64> {
+    let at = err.find("at byte offset ")? + "at byte offset ".len();
+    err[at..]
+        .split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// A stream cut in the middle of a key (the writer killed) gives the
+/// partial report, the offset it stops at and exit 3, as the cut file
+/// does, at 20 places.
+#[test]
+fn a_stream_cut_short_reports_as_a_cut_file_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = std::fs::read(root().join("fixtures/rdb/valkey-8.1.1/all-types.rdb")).unwrap();
+    for i in 0..20u64 {
+        let cut = 20 + ((i * 2_654_435_761) % (data.len() as u64 - 30)) as usize;
+        let part = &data[..cut];
+        let file = dir.path().join("cut.rdb");
+        std::fs::write(&file, part).unwrap();
+        let file = file.to_str().unwrap();
+        for env in SIZES {
+            let (code, mapped, err) = report(file, b"", env);
+            let (piped_code, piped, piped_err) = report("-", part, env);
+            assert_eq!((piped_code, code), (3, 3), "cut at {cut}: {piped_err}");
+            assert!(piped == mapped, "cut at {cut}: the JSON differs");
+            let offset = stop_offset(&piped_err).unwrap_or_else(|| panic!("no offset: {piped_err}"));
+            assert!(offset <= cut as u64, "{offset} past {cut}");
+            assert_eq!(piped_err.replace("standard input", file), err);
+        }
+    }
+}
+
+/// A compressed stream cut short says after how many decompressed bytes
+/// it broke, and the report covers the part before, up to where the RDB
+/// data stops (exit 3); one with bytes flipped is caught by the
+/// decompressor or, where it has no checksum to fail, by the RDB's.
+#[test]
+fn a_damaged_compressed_stream_says_where() {
+    let data = std::fs::read(root().join("fixtures/rdb/valkey-8.1.1/all-types.rdb")).unwrap();
+    let prefix = "rdblens: standard input: ";
+    for (ext, compress) in COMPRESSORS {
+        let packed = compress(&data);
+        let (code, json, err) = report("-", &packed[..packed.len() / 2], &[]);
+        assert_eq!(code, 3, ".{ext}: {err}");
+        assert!(json.contains("\"incomplete\": {"), ".{ext}");
+        let lines: Vec<&str> = err.lines().collect();
+        assert_eq!(lines.len(), 2, ".{ext}: {err}");
+        let said = format!(
+            "{prefix}the {} stream is damaged or cut short after ",
+            ext_name(ext)
+        );
+        assert!(lines[0].starts_with(&said), ".{ext}: {err}");
+        assert!(lines[0].ends_with(": reading those"), ".{ext}: {err}");
+        assert!(
+            lines[1].starts_with(&format!("{prefix}incomplete: ")),
+            ".{ext}: {err}"
+        );
+        assert!(stop_offset(lines[1]).is_some(), ".{ext}: {err}");
+
+        let mut flipped = packed.clone();
+        let middle = flipped.len() / 2;
+        for b in &mut flipped[middle..middle + 64] {
+            *b ^= 0x5a;
+        }
+        let (code, _, err) = report("-", &flipped, &[]);
+        assert_eq!(code, 3, ".{ext}: {err}");
+        assert!(
+            err.contains("stream is damaged or cut short after ") || err.contains("checksum mismatch"),
+            ".{ext}: {err}"
+        );
+    }
+}
+
+fn ext_name(ext: &str) -> &'static str {
+    match ext {
+        "gz" => "gzip",
+        "zst" => "zstd",
+        "lz4" => "lz4",
+        _ => "bzip2",
+    }
+}
+
+/// Streams leave nothing in the temporary directory, and neither does a
+/// compressed file.
+#[test]
+fn nothing_is_written_to_the_temporary_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let data = std::fs::read(root().join("fixtures/rdb/redis-7.4.5/all-types.rdb")).unwrap();
+    let gz = dir.path().join("dump.rdb.gz");
+    std::fs::write(&gz, gzip(&data)).unwrap();
+    let tmpdir = tmp.path().to_str().unwrap();
+    // A temporary copy needs a temporary directory: with one that does
+    // not exist, it could not be made.
+    let (code, _, err) = report("-", &data, &[("TMPDIR", tmpdir)]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    let (code, _, err) = report(gz.to_str().unwrap(), b"", &[("TMPDIR", "/nonexistent/tmp")]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    let (code, _, err) = report("-", &zstd(&data), &[("TMPDIR", "/nonexistent/tmp")]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+}
+
+/// A Valkey `rdbcompression lz4` file (an envelope, then the dump as one
+/// LZ4 frame) is refused by name, as a file and through a pipe, with what
+/// to do: never read as an RDB file damaged at some offset.
+#[test]
+fn a_valkey_compressed_file_is_refused_with_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = std::fs::read(root().join("fixtures/rdb/valkey-8.1.1/all-types.rdb")).unwrap();
+    let vcs = [&b"VCS\x01\x01\x00\x00\x00"[..], &lz4(&data)].concat();
+    let file = dir.path().join("dump.rdb");
+    std::fs::write(&file, &vcs).unwrap();
+    let file = file.to_str().unwrap();
+    for (name, stdin) in [(file, &b""[..]), ("-", &vcs[..])] {
+        let (code, out, err) = report(name, stdin, &[]);
+        assert_eq!((code, out.as_str()), (3, ""), "{name}");
+        let shown = if name == "-" { "standard input" } else { name };
+        assert_eq!(
+            err,
+            format!(
+                "rdblens: {shown}: a Valkey compressed RDB file (saved with `rdbcompression lz4`: an envelope \
+                 around one LZ4 frame, Valkey 9.2+), which rdblens cannot read: decompress it with \
+                 `valkey-check-rdb`, or have the server save with `rdbcompression yes`\n"
+            )
+        );
+    }
+}
+
+/// Interrupted (Ctrl-C) while a stream is still arriving, `report -o`
+/// leaves no output file, whole or partial, and no temporary one: the
+/// output is written only once the stream is analysed.
+#[test]
+fn an_interrupt_while_streaming_leaves_no_output_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("report.json");
+    let data = std::fs::read(root().join("fixtures/rdb/valkey-8.1.1/all-types.rdb")).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rdblens"))
+        .current_dir(root())
+        .args(["report", "-", "--format", "json", "-o", out.to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    // Half the dump, then the writer stalls.
+    input.write_all(&data[..data.len() / 2]).unwrap();
+    input.flush().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    // SAFETY: a live child's pid and a standard signal.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let status = child.wait().unwrap();
+    drop(input);
+    assert_eq!(status.code(), None, "ended by the signal");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
