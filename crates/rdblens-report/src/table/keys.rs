@@ -3,7 +3,7 @@
 
 use comfy_table::Cell;
 use rdblens_analysis::acc::access::Access;
-use rdblens_analysis::acc::top::KeyRecord;
+use rdblens_analysis::acc::top::SharedRecord;
 
 use crate::cells::{bars_table, heading, key_text, right, table};
 use crate::format::{duration, human_bytes, thousands};
@@ -18,7 +18,7 @@ fn ttl_cell(expiry_ms: Option<i64>, now_ms: i64) -> String {
     }
 }
 
-fn keys_table(opts: &ReportOptions, rows: &[KeyRecord], now_ms: i64, n: usize) -> String {
+fn keys_table(opts: &ReportOptions, rows: &[SharedRecord], now_ms: i64, n: usize) -> String {
     let mut t = table(
         opts,
         &[
