@@ -215,7 +215,11 @@ impl<'p> Estimator<'p> {
                 string_int: facts.int,
                 ..Shape::default()
             };
-            let lru_or_lfu = entry.idle_seconds.is_some() || entry.lfu_freq.is_some();
+            // RAM_LRU (Redis Enterprise) is written per key as IDLE is:
+            // taken, by its name, for an LRU policy (no shared integers),
+            // whatever its unpublished value means.
+            let lru_or_lfu =
+                entry.idle_seconds.is_some() || entry.lfu_freq.is_some() || entry.ram_lru.is_some();
             return Ok(Estimate {
                 usage_overcount: model::string::shared_overcount(facts, &ctx, lru_or_lfu),
                 ..self.finish(model::string::of(Some(facts), &ctx), None, &ctx, shape)

@@ -549,6 +549,44 @@ fn a_top_above_the_maximum_is_refused() {
     assert_eq!(few["slots"]["most_keys"].as_array().map(Vec::len), Some(20));
 }
 
+/// Redis Enterprise's RAM_LRU (opcode 107) is counted as what it is, not
+/// as an idle time: no idle histogram, no coldest keys, no cold-key
+/// finding from it.
+#[test]
+fn an_enterprise_ram_lru_value_is_not_an_idle_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("enterprise.rdb");
+    let rdb = support::RdbBuilder::new()
+        .ram_lru(90 * 86_400)
+        .string(b"a", b"1", None)
+        .ram_lru(5)
+        .string(b"b", b"2", None)
+        .string(b"c", b"3", None)
+        .finish();
+    std::fs::write(&path, rdb).unwrap();
+    let file = path.to_str().unwrap();
+    let doc = json(&[file, "--section", "access,findings"]);
+    let access = &doc["access"];
+    assert_eq!(access["ram_lru_keys"], 2);
+    assert_eq!(access["idle_seconds"]["count"], 0);
+    assert_eq!(access["coldest"]["keys"].as_array().map(Vec::len), Some(0));
+    assert!(doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|f| f["rule"] != "cold-key"));
+    let t = table(&[file, "--section", "access"]);
+    assert!(
+        t.contains("2 keys carry a RAM_LRU value (opcode 107), whose meaning is unpublished: it is not shown as an idle time.")
+            && !t.contains("Idle time"),
+        "{t}"
+    );
+    // Without the opcode, the member is absent (outputs as before).
+    assert!(json(&[ALL_TYPES, "--section", "access"])["access"]
+        .get("ram_lru_keys")
+        .is_none());
+}
+
 #[test]
 fn access_section_shows_lru_and_lfu() {
     let t = table(&["fixtures/rdb/redis-6.2.14/lru.rdb", "--section", "access"]);

@@ -140,4 +140,12 @@ pub(crate) fn access(out: &mut String, r: &ReportJson<'_>, a: &Access) {
         heading(out, "Hottest keys");
         out.push_str(&keys_table(opts, &a.hottest.keys, r.now_ms, opts.top.min(10)));
     }
+    if a.ram_lru_keys > 0 {
+        heading(out, "Redis Enterprise RAM_LRU");
+        out.push_str(&format!(
+            "{} keys carry a RAM_LRU value (opcode 107), whose meaning is unpublished: \
+             it is not shown as an idle time.\n",
+            thousands(a.ram_lru_keys)
+        ));
+    }
 }
