@@ -186,11 +186,13 @@ impl KeyStats {
             self.compression.uncompressed_bytes += f.lzf_uncompressed_bytes;
         }
         let kept = self.kept;
+        // A key in several lists of key records is stored once.
+        let mut record = None;
         if kept.limits {
-            self.limits.add(f);
+            self.limits.add_sharing(f, &mut record);
         }
         if kept.top {
-            self.top.add(f);
+            self.top.add_sharing(f, &mut record);
         }
         // One pass over the key's bytes serves every name check.
         let shape = KeyShape::of(f.key, self.key_names.separator);
@@ -210,7 +212,7 @@ impl KeyStats {
             self.slots.add_shaped(f, &shape);
         }
         if kept.access {
-            self.access.add(f);
+            self.access.add_sharing(f, &mut record);
         }
         if kept.rules {
             self.rules.add_shaped(f, &shape);

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::hist::Histogram;
-use super::top::{Metric, TopKeys};
+use super::top::{Metric, SharedRecord, TopKeys};
 use super::Accumulate;
 use crate::facts::KeyFacts;
 
@@ -42,19 +42,26 @@ impl Access {
     }
 }
 
-impl Accumulate for Access {
-    fn add(&mut self, f: &KeyFacts<'_>) {
+impl Access {
+    /// [`Accumulate::add`] sharing the key's record with its other lists.
+    pub(crate) fn add_sharing(&mut self, f: &KeyFacts<'_>, record: &mut Option<SharedRecord>) {
         if let Some(idle) = f.idle_seconds {
             self.idle_seconds.add(idle);
-            self.coldest.add(f);
+            self.coldest.add_sharing(f, record);
         }
         if let Some(freq) = f.lfu_freq {
             self.lfu_freq.add(u64::from(freq));
-            self.hottest.add(f);
+            self.hottest.add_sharing(f, record);
         }
         if f.ram_lru.is_some() {
             self.ram_lru_keys += 1;
         }
+    }
+}
+
+impl Accumulate for Access {
+    fn add(&mut self, f: &KeyFacts<'_>) {
+        self.add_sharing(f, &mut None);
     }
 
     fn finish(&mut self) {

@@ -2,8 +2,10 @@
 //! the result is the same however keys were split across workers.
 //!
 //! A key in several lists is stored once: the lists hold [`SharedRecord`]s,
-//! and [`TopSet`] builds a key's record at most once for its six lists, so
-//! `--top N` costs one record per distinct key kept, not one per list.
+//! and a key's record is built at most once for all its lists (the six of
+//! [`TopSet`], the access lists, the limits' examples: `KeyStats::add`
+//! passes one to each), so `--top N` costs one record per distinct key
+//! kept, not one per list.
 
 use std::sync::Arc;
 
@@ -240,7 +242,7 @@ impl TopKeys {
     /// [`Accumulate::add`] sharing the key's record: `record` is built on
     /// the first list that admits the key, and cloned (a reference) by the
     /// others.
-    fn add_sharing(&mut self, f: &KeyFacts<'_>, record: &mut Option<SharedRecord>) {
+    pub(crate) fn add_sharing(&mut self, f: &KeyFacts<'_>, record: &mut Option<SharedRecord>) {
         if let Some(v) = self.metric.of(f) {
             if self.admits(v, f.db, f.key) {
                 let r = record.get_or_insert_with(|| Arc::new(KeyRecord::from_facts(f)));
@@ -305,15 +307,22 @@ impl TopSet {
     }
 }
 
-impl Accumulate for TopSet {
-    fn add(&mut self, f: &KeyFacts<'_>) {
-        let mut record = None;
-        self.by_memory.add_sharing(f, &mut record);
-        self.by_serialized.add_sharing(f, &mut record);
-        self.by_elements.add_sharing(f, &mut record);
+impl TopSet {
+    /// [`Accumulate::add`] sharing the key's record with the other lists
+    /// of the key (see [`TopKeys::add_sharing`]).
+    pub(crate) fn add_sharing(&mut self, f: &KeyFacts<'_>, record: &mut Option<SharedRecord>) {
+        self.by_memory.add_sharing(f, record);
+        self.by_serialized.add_sharing(f, record);
+        self.by_elements.add_sharing(f, record);
         let n = self.by_memory.n;
         let per = self.per_type.slot_static_or(f.kind.name(), || Self::fresh(n));
-        per.iter_mut().for_each(|t| t.add_sharing(f, &mut record));
+        per.iter_mut().for_each(|t| t.add_sharing(f, record));
+    }
+}
+
+impl Accumulate for TopSet {
+    fn add(&mut self, f: &KeyFacts<'_>) {
+        self.add_sharing(f, &mut None);
     }
 
     fn finish(&mut self) {
@@ -484,5 +493,24 @@ mod tests {
             // One record referenced from six lists, and nothing else.
             assert_eq!(Arc::strong_count(first), 6, "n = {n}");
         }
+    }
+
+    /// A key in the big-key lists and among the coldest keys is stored
+    /// once for all of them (`KeyStats::add` shares its record).
+    #[test]
+    fn a_key_in_the_top_and_access_lists_is_stored_once() {
+        let opts = crate::Options {
+            top: 3,
+            ..crate::Options::default()
+        };
+        let mut stats = crate::KeyStats::new(&crate::Settings::of(&opts, 0));
+        let mut f = KeyFacts::synthetic(b"cold:big", None, 1000);
+        f.idle_seconds = Some(86_400);
+        stats.add(&f);
+        stats.finish();
+        let coldest = &stats.access.coldest.keys[0];
+        assert!(Arc::ptr_eq(coldest, &stats.top.by_memory.keys[0]));
+        // Memory and serialized size, overall and for strings, and coldest.
+        assert_eq!(Arc::strong_count(coldest), 5);
     }
 }
