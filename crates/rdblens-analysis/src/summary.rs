@@ -329,7 +329,7 @@ pub struct AllocatorInfo {
     pub quantum: u64,
     /// `flag` (`--jemalloc-quantum`), `used-mem` (detected) or `unclear`
     /// (the default, bundled jemalloc, assumed).
-    pub basis: String,
+    pub basis: rdblens_memory::allocator::Basis,
     /// Why, in one sentence.
     pub reason: String,
     /// The report's words: "assumed: system jemalloc, quantum 16: ...".
@@ -342,7 +342,7 @@ impl AllocatorInfo {
         AllocatorInfo {
             allocator: c.allocator().to_string(),
             quantum: c.quantum,
-            basis: c.basis.as_str().to_string(),
+            basis: c.basis,
             reason: c.reason.clone(),
             description: c.describe(),
         }
@@ -356,7 +356,7 @@ pub struct AccuracyInfo {
     pub line: String,
     /// `verified` (against a real server's fixture), `modelled` (from
     /// source only) or `encodings-only` (before Redis 4.0).
-    pub level: String,
+    pub level: rdblens_memory::AccuracyLevel,
     /// The fixtures that verify the line.
     pub fixtures: Vec<String>,
     /// One sentence for the report on what the estimates are worth.
@@ -368,7 +368,7 @@ impl AccuracyInfo {
     pub fn of(a: &rdblens_memory::Accuracy) -> Self {
         AccuracyInfo {
             line: a.line.clone(),
-            level: a.level.as_str().to_string(),
+            level: a.level,
             fixtures: a.fixtures.iter().map(|f| f.to_string()).collect(),
             statement: a.statement.clone(),
         }
@@ -452,8 +452,9 @@ pub struct FileInfo {
     /// (absent in summaries written before rdblens recorded them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checksum_mismatch: Option<ChecksumMismatch>,
-    /// The server profile memory and encodings were estimated for.
-    pub profile: String,
+    /// The server release memory and encodings were estimated for
+    /// (written as its name, `redis-7.2.4`).
+    pub profile: rdblens_memory::ServerRelease,
     /// The allocator build the estimates assume, and why (absent in
     /// summaries written before rdblens detected it).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -30,8 +30,9 @@ const BELOW_RATE: f64 = 0.003;
 const ABOVE_FIXED: u64 = 8_000_000;
 const ABOVE_RATE: f64 = 0.003;
 
-/// How the quantum was chosen.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How the quantum was chosen. Serialized as [`Basis::as_str`] spells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Basis {
     /// `--jemalloc-quantum` was given.
     Flag,
@@ -50,6 +51,12 @@ impl Basis {
             Basis::UsedMem => "used-mem",
             Basis::Unclear => "unclear",
         }
+    }
+}
+
+impl std::fmt::Display for Basis {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

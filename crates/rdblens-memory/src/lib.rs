@@ -82,7 +82,7 @@ pub mod listpack_entry {
 pub use accuracy::{verified_fixtures, Accuracy, AccuracyLevel};
 pub use encoding::Encoding;
 pub use limits::{Limit, Limits};
-pub use profile::Profile;
+pub use profile::{Profile, ServerRelease};
 pub use shape::{keyspace_overhead, price_part, Shape};
 pub use version::{Family, ServerVersion};
 
