@@ -15,7 +15,7 @@
 # Why: the per-key path (decode, estimate, fold into the statistics) is
 # branchy code the compiler lays out blind; with the branch counts of real
 # runs a one-thread report took about 0.9x the time of the plain release
-# build on both benchmark corpora (docs/performance.md, session 21). Every
+# build on both benchmark corpora (docs/performance.md). Every
 # output is the same: PGO changes code layout and inlining, not what the code
 # computes.
 #

@@ -2,7 +2,7 @@
 //! quicklist nodes), by RDB value type: how many, how many stored
 //! LZF-compressed, and their bytes stored and decompressed. Compressed
 //! blobs are what a report decompresses for its element-length figures
-//! (docs/performance.md, session 20):
+//! (docs/performance.md, "What costs what"):
 //!
 //!     cargo run --release -p rdblens-bench --bin blob-census -- FILE
 

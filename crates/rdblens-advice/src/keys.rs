@@ -10,7 +10,7 @@ use rdblens_memory::{keyspace_overhead, price_part, Encoding, Limit, Profile, Sh
 use rdblens_parser::TypeKind;
 
 use crate::sizing::{self, digit_groups, expected_max, expected_price, mean_per_bucket, GROWTH};
-use crate::{migrate, BucketLimit, Plan, Scheme};
+use crate::{migrate, BucketLimit, Plan, PlanKind, Scheme};
 
 /// The listed hit that kept the key's shape.
 fn find_hit<'s>(summary: &'s Summary, db: u64, key: &[u8], rules: &[RuleId]) -> Option<&'s KeyHit> {
@@ -226,7 +226,7 @@ pub(crate) fn plan(
 /// A plan with the fields every scheme fills left empty.
 fn blank(scheme: Scheme) -> Plan {
     Plan {
-        kind: "key",
+        kind: PlanKind::Key,
         db: None,
         key: None,
         namespace: String::new(),

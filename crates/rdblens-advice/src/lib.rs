@@ -20,6 +20,9 @@
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+// A failure that can happen is an error, never a panic: no unwrap, expect
+// or panic! outside tests.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 mod keys;
 mod migrate;
@@ -74,11 +77,21 @@ pub struct BucketLimit {
     pub value: u64,
 }
 
+/// What a plan splits. Serialized as `key` or `namespace`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PlanKind {
+    /// One big key, split into parts.
+    Key,
+    /// A namespace of small string keys, folded into hashes.
+    Namespace,
+}
+
 /// One plan.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Plan {
     /// `key` or `namespace`.
-    pub kind: &'static str,
+    pub kind: PlanKind,
     /// Database of the key; `None` for a namespace plan.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub db: Option<u64>,
@@ -191,14 +204,14 @@ pub struct Plans {
 }
 
 /// The target the plans are priced for: the profile the first file was
-/// estimated with (by name) and the allocator quantum it assumed (given
+/// estimated for and the allocator quantum it assumed (given
 /// with `--jemalloc-quantum` or detected), unless `quantum` overrides it,
 /// with the compact-encoding limits given (the ones the analysis ran with).
 pub fn target_for(summary: &Summary, quantum: Option<u64>, config: &[(String, String)]) -> Profile {
     let mut profile = summary
         .files
         .first()
-        .and_then(|f| Profile::parse_target(&f.profile).ok())
+        .map(|f| f.profile.profile(8))
         .unwrap_or_else(|| {
             Profile::new(
                 rdblens_memory::Family::Redis,

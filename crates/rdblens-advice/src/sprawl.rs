@@ -9,7 +9,7 @@ use rdblens_memory::{keyspace_overhead, price_part, Limit, Profile, Shape};
 use rdblens_parser::TypeKind;
 
 use crate::sizing::{self, digit_groups, expected_max, expected_price};
-use crate::{migrate, BucketLimit, Plan, Scheme};
+use crate::{migrate, BucketLimit, Plan, PlanKind, Scheme};
 
 /// The infix between the namespace and the bucket number, so that bucket
 /// names never collide with the keys being folded.
@@ -75,7 +75,7 @@ pub(crate) fn plan(summary: &Summary, target: &Profile, namespace: &str, severit
     let pattern = format!("{stem}{INFIX}<0..{}>", n - 1);
     let encoding = price_part(&target, TypeKind::Hash, &shape, per_bucket, stem_len + 1, false).encoding;
     Some(Plan {
-        kind: "namespace",
+        kind: PlanKind::Namespace,
         db: None,
         key: None,
         namespace: namespace.to_string(),

@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use rdblens_audit::text::{bytes, count};
 
-use crate::{Plan, Plans, Totals};
+use crate::{Plan, PlanKind, Plans, Totals};
 
 fn signed(n: i64) -> String {
     if n < 0 {
@@ -43,9 +43,9 @@ fn block(out: &mut String, p: &Plan) {
         p.type_name,
         p.encoding_before,
         count(p.elements),
-        if p.type_name == "string" && p.kind == "key" {
+        if p.type_name == "string" && p.kind == PlanKind::Key {
             "bytes"
-        } else if p.kind == "namespace" {
+        } else if p.kind == PlanKind::Namespace {
             "keys"
         } else {
             "elements"

@@ -56,6 +56,9 @@ pub struct KeyFacts<'k> {
     pub idle_seconds: Option<u64>,
     /// LFU access counter (0-255), when the file records it (LFU eviction policies).
     pub lfu_freq: Option<u8>,
+    /// Redis Enterprise's RAM_LRU value (opcode 107), whose meaning is
+    /// unpublished: counted, never read as an idle time.
+    pub ram_lru: Option<u64>,
     /// Cluster hash slot of the key (0-16383).
     pub slot: u16,
     /// Bytes the value's LZF-compressed strings and blobs take in the file; 0 without any.
@@ -93,6 +96,7 @@ impl<'k> KeyFacts<'k> {
             expiry_ms,
             idle_seconds: None,
             lfu_freq: None,
+            ram_lru: None,
             slot: key_slot(key),
             lzf_stored_bytes: 0,
             lzf_uncompressed_bytes: 0,
@@ -276,6 +280,7 @@ pub(crate) fn facts_of<'k>(
         expiry_ms: entry.expiry.map(|e| e.unix_ms),
         idle_seconds: entry.idle_seconds,
         lfu_freq: entry.lfu_freq,
+        ram_lru: entry.ram_lru,
         slot: key_slot(key),
         lzf_stored_bytes: stats.lzf_stored_bytes,
         lzf_uncompressed_bytes: stats.lzf_uncompressed_bytes,

@@ -21,6 +21,9 @@
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+// A failure that can happen is an error, never a panic: no unwrap, expect
+// or panic! outside tests.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 pub mod acc;
 mod allocator;

@@ -405,7 +405,7 @@ pub(crate) fn file_info(path: &str, p: Prepared<'_>, outcome: WalkOutcome) -> Fi
         // A walk that stopped early never reached the checksum.
         checksum: outcome.checksum.unwrap_or(Checksum::Unknown),
         checksum_mismatch: outcome.checksum_mismatch,
-        profile: p.profile.name(),
+        profile: p.profile.release(),
         allocator: Some(AllocatorInfo::of(&p.allocator)),
         accuracy: Some(AccuracyInfo::of(&Accuracy::of(&p.profile))),
         keys: outcome.keys,

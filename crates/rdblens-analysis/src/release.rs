@@ -13,7 +13,7 @@
 //! collection-heavy benchmark dump), and the walker, which reads the file
 //! first (its checksum runs ahead of it), took them one at a time under
 //! its lock, the one part of a pass no second core shares. The report's
-//! main pass and `keys` use it (docs/performance.md, sessions 17 and 19).
+//! main pass and `keys` use it.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -26,7 +26,7 @@ impl ShardStats {
     pub fn of(keys: &KeyStats) -> Self {
         ShardStats {
             totals: keys.totals,
-            biggest: keys.top.by_memory.keys.first().cloned(),
+            biggest: keys.top.by_memory.keys.first().map(|r| KeyRecord::clone(r)),
             slot_ranges: slot_ranges(keys.slots.counts().iter().map(|c| c.keys > 0)),
         }
     }

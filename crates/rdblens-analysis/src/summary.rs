@@ -186,11 +186,13 @@ impl KeyStats {
             self.compression.uncompressed_bytes += f.lzf_uncompressed_bytes;
         }
         let kept = self.kept;
+        // A key in several lists of key records is stored once.
+        let mut record = None;
         if kept.limits {
-            self.limits.add(f);
+            self.limits.add_sharing(f, &mut record);
         }
         if kept.top {
-            self.top.add(f);
+            self.top.add_sharing(f, &mut record);
         }
         // One pass over the key's bytes serves every name check.
         let shape = KeyShape::of(f.key, self.key_names.separator);
@@ -210,7 +212,7 @@ impl KeyStats {
             self.slots.add_shaped(f, &shape);
         }
         if kept.access {
-            self.access.add(f);
+            self.access.add_sharing(f, &mut record);
         }
         if kept.rules {
             self.rules.add_shaped(f, &shape);
@@ -329,7 +331,7 @@ pub struct AllocatorInfo {
     /// build's prediction fits the dump's used-mem), `nearer` (both fit,
     /// or neither: the build whose prediction is nearer) or `unclear` (no
     /// evidence: the default, bundled jemalloc, assumed).
-    pub basis: String,
+    pub basis: rdblens_memory::allocator::Basis,
     /// Why, in one sentence.
     pub reason: String,
     /// The report's words: "assumed: system jemalloc, quantum 16: ...".
@@ -350,7 +352,7 @@ impl AllocatorInfo {
         AllocatorInfo {
             allocator: c.allocator().to_string(),
             quantum: c.quantum,
-            basis: c.basis.as_str().to_string(),
+            basis: c.basis,
             reason: c.reason.clone(),
             description: c.describe(),
             predicted_q8: c.predicted.map(|p| p[0]),
@@ -366,7 +368,7 @@ pub struct AccuracyInfo {
     pub line: String,
     /// `verified` (against a real server's fixture), `modelled` (from
     /// source only) or `encodings-only` (before Redis 4.0).
-    pub level: String,
+    pub level: rdblens_memory::AccuracyLevel,
     /// The fixtures that verify the line.
     pub fixtures: Vec<String>,
     /// One sentence for the report on what the estimates are worth.
@@ -378,7 +380,7 @@ impl AccuracyInfo {
     pub fn of(a: &rdblens_memory::Accuracy) -> Self {
         AccuracyInfo {
             line: a.line.clone(),
-            level: a.level.as_str().to_string(),
+            level: a.level,
             fixtures: a.fixtures.iter().map(|f| f.to_string()).collect(),
             statement: a.statement.clone(),
         }
@@ -462,8 +464,9 @@ pub struct FileInfo {
     /// (absent in summaries written before rdblens recorded them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checksum_mismatch: Option<ChecksumMismatch>,
-    /// The server profile memory and encodings were estimated for.
-    pub profile: String,
+    /// The server release memory and encodings were estimated for
+    /// (written as its name, `redis-7.2.4`).
+    pub profile: rdblens_memory::ServerRelease,
     /// The allocator build the estimates assume, and why (absent in
     /// summaries written before rdblens detected it).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -54,7 +54,7 @@ fn evidence_summed_in_the_main_pass_keeps_every_figure() {
             // sampled key for both builds changes none of its facts).
             assert!(separate.keys == in_pass.keys, "{file}: key figures differ");
         }
-        seen.push((file, a.quantum, b.quantum, b.basis.clone()));
+        seen.push((file, a.quantum, b.quantum, b.basis));
     }
     // The fixtures are small: the sample leaves the evidence unclear
     // (the default build), as the whole-file evidence does.

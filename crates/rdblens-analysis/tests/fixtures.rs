@@ -290,6 +290,7 @@ fn synthetic<'k>(key: &'k [u8], expiry_ms: Option<i64>) -> KeyFacts<'k> {
         expiry_ms,
         idle_seconds: None,
         lfu_freq: None,
+        ram_lru: None,
         slot: rdblens_analysis::slot::key_slot(key),
         lzf_stored_bytes: 0,
         lzf_uncompressed_bytes: 0,

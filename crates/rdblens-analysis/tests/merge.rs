@@ -48,7 +48,10 @@ fn merging_serialized_summaries_is_exact() {
     for (file, part) in direct.files.iter().zip(&parts) {
         let shard = file.shard.as_ref().unwrap();
         assert_eq!(shard.totals, part.keys.totals);
-        assert_eq!(shard.biggest.as_ref(), part.keys.top.by_memory.keys.first());
+        assert_eq!(
+            shard.biggest.as_ref(),
+            part.keys.top.by_memory.keys.first().map(|r| &**r)
+        );
         assert_eq!(
             shard.slots_used(),
             part.keys.slots.counts().iter().filter(|c| c.keys > 0).count() as u64

@@ -44,6 +44,7 @@ fn facts(db: u64, key: &[u8], memory: u64, expiry_ms: Option<i64>) -> KeyFacts<'
         expiry_ms,
         idle_seconds: None,
         lfu_freq: None,
+        ram_lru: None,
         slot: rdblens_analysis::slot::key_slot(key),
         lzf_stored_bytes: 0,
         lzf_uncompressed_bytes: 0,

@@ -6,6 +6,9 @@
 //! filtering.
 
 #![forbid(unsafe_code)]
+// A failure that can happen is an error, never a panic: no unwrap, expect
+// or panic! outside tests.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 mod diff;
 mod escape;

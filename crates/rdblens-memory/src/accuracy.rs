@@ -7,8 +7,10 @@
 use crate::profile::Profile;
 use crate::version::Family;
 
-/// How far an estimate for a line has been checked.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How far an estimate for a line has been checked. Serialized as
+/// [`AccuracyLevel::as_str`] spells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum AccuracyLevel {
     /// A server of this line wrote a fixture whose oracle the estimates
     /// match within the bands of the fixture test.
@@ -27,6 +29,12 @@ impl AccuracyLevel {
             AccuracyLevel::Modelled => "modelled",
             AccuracyLevel::EncodingsOnly => "encodings-only",
         }
+    }
+}
+
+impl std::fmt::Display for AccuracyLevel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

@@ -45,8 +45,9 @@ const ABOVE_RATE: f64 = 0.003;
 /// (`BELOW_FIXED`, `BELOW_RATE`); else the evidence is unclear.
 const MAX_NEAR_SHARE: f64 = 2.0 / 3.0;
 
-/// How the quantum was chosen.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How the quantum was chosen. Serialized as [`Basis::as_str`] spells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Basis {
     /// `--jemalloc-quantum` was given.
     Flag,
@@ -69,6 +70,12 @@ impl Basis {
             Basis::Nearer => "nearer",
             Basis::Unclear => "unclear",
         }
+    }
+}
+
+impl std::fmt::Display for Basis {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

@@ -94,7 +94,7 @@ thread_local! {
 /// converted on load replays up to a few hundred events through a set of
 /// rehash states, and [`occupancy`] costs m x s for tables under ~550
 /// buckets. Computed per key they took 5 % of the collection-heavy
-/// report's cycles (perf, session 9); remembered, they cost a lookup. A
+/// report's cycles (measured with perf); remembered, they cost a lookup. A
 /// thread-local map needs no lock on the workers.
 pub(crate) fn memoized(key: (Expectation, u64, u64), compute: impl FnOnce() -> f64) -> f64 {
     if let Some(v) = MEMO.with(|m| m.borrow().get(&key).copied()) {

@@ -39,6 +39,9 @@
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+// A failure that can happen is an error, never a panic: no unwrap, expect
+// or panic! outside tests.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 mod accuracy;
 mod alloc;
@@ -79,7 +82,7 @@ pub mod listpack_entry {
 pub use accuracy::{verified_fixtures, Accuracy, AccuracyLevel};
 pub use encoding::Encoding;
 pub use limits::{Limit, Limits};
-pub use profile::Profile;
+pub use profile::{Profile, ServerRelease};
 pub use shape::{keyspace_overhead, price_part, Shape};
 pub use version::{Family, ServerVersion};
 
@@ -215,7 +218,11 @@ impl<'p> Estimator<'p> {
                 string_int: facts.int,
                 ..Shape::default()
             };
-            let lru_or_lfu = entry.idle_seconds.is_some() || entry.lfu_freq.is_some();
+            // RAM_LRU (Redis Enterprise) is written per key as IDLE is:
+            // taken, by its name, for an LRU policy (no shared integers),
+            // whatever its unpublished value means.
+            let lru_or_lfu =
+                entry.idle_seconds.is_some() || entry.lfu_freq.is_some() || entry.ram_lru.is_some();
             return Ok(Estimate {
                 usage_overcount: model::string::shared_overcount(facts, &ctx, lru_or_lfu),
                 ..self.finish(model::string::of(Some(facts), &ctx), None, &ctx, shape)

@@ -82,7 +82,55 @@ impl Profile {
 
     /// `redis-7.2.4`, `valkey-9.1.0`.
     pub fn name(&self) -> String {
-        format!("{}-{}", self.family.as_str(), self.version)
+        self.release().to_string()
+    }
+
+    /// The server release this profile is for.
+    pub fn release(&self) -> ServerRelease {
+        ServerRelease {
+            family: self.family,
+            version: self.version,
+        }
+    }
+}
+
+/// A server release, as a summary records the target a file was estimated
+/// for: typed, so that nothing reads it back from its name; written as the
+/// name (`redis-7.2.4`, `valkey-9.1.0`) and read with
+/// [`Profile::parse_target`]'s rules.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ServerRelease {
+    /// Redis or Valkey.
+    pub family: Family,
+    /// The release number.
+    pub version: ServerVersion,
+}
+
+impl ServerRelease {
+    /// The profile of this release with its default limits and `quantum`.
+    pub fn profile(self, quantum: u64) -> Profile {
+        Profile::new(self.family, self.version, quantum)
+    }
+}
+
+impl std::fmt::Display for ServerRelease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}-{}", self.family.as_str(), self.version)
+    }
+}
+
+impl serde::Serialize for ServerRelease {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for ServerRelease {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        Profile::parse_target(&name)
+            .map(|p| p.release())
+            .map_err(serde::de::Error::custom)
     }
 }
 

@@ -60,6 +60,10 @@ pub struct Entry<'a> {
     pub idle_seconds: Option<u64>,
     /// LFU counter (FREQ opcode, RDB 9+ under an LFU policy).
     pub lfu_freq: Option<u8>,
+    /// Redis Enterprise's RAM_LRU value (opcode 107), as stored. No
+    /// published source says what it measures (librdb reads it and throws
+    /// it away), so it is not taken for an idle time.
+    pub ram_lru: Option<u64>,
     /// Per-key module metadata (KEY_META, Redis 8.6+); `None` when the key has none.
     pub key_meta: Option<KeyMeta<'a>>,
     pub(crate) format: Format,

@@ -31,6 +31,9 @@
 // The only unsafe code is the memory map (`rdb.rs`), allowed there.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
+// A failure that can happen is an error, never a panic: no unwrap, expect
+// or panic! outside tests.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 pub mod blob;
 mod checksum;

@@ -290,8 +290,7 @@ impl RdbFile {
     /// many bytes around the touched page from the page cache. Why not
     /// `MADV_POPULATE_READ`: it walks every page on its own, and a
     /// two-thread report of the 1.15 GB benchmark dump spent 0.206 s in
-    /// the kernel with it against 0.156 s so (docs/performance.md,
-    /// session 19).
+    /// the kernel with it against 0.156 s so.
     /// Pages the kernel did not map (not yet read in, or a smaller
     /// fault-around) are faulted in by their reader as without this.
     pub fn populate(&self, start: usize, end: usize) {

@@ -103,6 +103,7 @@ struct Prefix<'a> {
     expiry: Option<Expiry>,
     idle: Option<u64>,
     freq: Option<u8>,
+    ram_lru: Option<u64>,
     key_meta: Option<KeyMeta<'a>>,
 }
 
@@ -302,12 +303,13 @@ impl<'a> Records<'a> {
                     self.prefix.key_meta = Some(KeyMeta::read(r)?);
                     continue;
                 }
-                // Redis Enterprise's RAM_LRU: one length before a key, its
-                // idle time as librdb reads it; kept as the key's idle time
-                // (never a value type: those end far below 107).
+                // Redis Enterprise's RAM_LRU: one length before a key
+                // (never a value type: those end far below 107). Its
+                // meaning is unpublished (librdb reads and discards it):
+                // kept as it is, not as the key's idle time.
                 107 if self.format.dialect == Dialect::Redis => {
                     self.prefix.start.get_or_insert(at);
-                    self.prefix.idle = Some(r.length("RAM_LRU idle time (Redis Enterprise)")?);
+                    self.prefix.ram_lru = Some(r.length("RAM_LRU value (Redis Enterprise)")?);
                     continue;
                 }
                 0xf2 if self.format.dialect == Dialect::Valkey && self.format.version >= 81 => {
@@ -356,6 +358,7 @@ impl<'a> Records<'a> {
                         record_len: (r.pos() - start) as u64,
                         expiry: prefix.expiry,
                         idle_seconds: prefix.idle,
+                        ram_lru: prefix.ram_lru,
                         lfu_freq: prefix.freq,
                         key_meta: prefix.key_meta,
                         format: self.format,

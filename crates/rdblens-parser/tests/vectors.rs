@@ -2046,11 +2046,13 @@ fn inputs_that_are_not_rdb_files() {
     }
 }
 
-/// Redis Enterprise's RAM_LRU (opcode 107): one length before a key, read
-/// as its idle time; the walk goes on to the next key. In a VALKEY-magic
-/// file 107 is no opcode: an unknown type byte, at its offset.
+/// Redis Enterprise's RAM_LRU (opcode 107): one length before a key, kept
+/// as the key's RAM_LRU value, not as its idle time (no published source
+/// defines it; librdb reads and discards it); the walk goes on to the next
+/// key. In a VALKEY-magic file 107 is no opcode: an unknown type byte, at
+/// its offset.
 #[test]
-fn rdb9_ram_lru_opcode_107_is_the_keys_idle_time() {
+fn rdb9_ram_lru_opcode_107_is_kept_apart_from_the_idle_time() {
     let mut w = W::new("REDIS0009");
     let ram_lru = [vec![107], len(90_000)].concat();
     let p = w.entry(&ram_lru, 0, &raw(b"enterprise"), &raw(b"v"));
@@ -2059,9 +2061,9 @@ fn rdb9_ram_lru_opcode_107_is_the_keys_idle_time() {
     let es = entries(&data);
     assert_eq!(es.len(), 2);
     check_placed(&es[0], p, &data);
-    assert_eq!(es[0].idle_seconds, Some(90_000));
+    assert_eq!((es[0].ram_lru, es[0].idle_seconds), (Some(90_000), None));
     assert_eq!(es[0].key, RdbString::Raw(b"enterprise"));
-    assert_eq!(es[1].idle_seconds, None);
+    assert_eq!((es[1].ram_lru, es[1].idle_seconds), (None, None));
 
     let mut w = W::new("VALKEY080");
     w.entry(&[107, 1], 0, &raw(b"k"), &raw(b"v"));

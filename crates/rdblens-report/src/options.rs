@@ -68,8 +68,7 @@ impl Section {
     }
 
     /// The accumulators the model reads to build this section (the
-    /// figures every report shows come on top). The audit behind
-    /// `findings` and `plans` reads them all.
+    /// figures every report shows come on top).
     pub fn accumulators(self) -> Accumulators {
         let none = Accumulators::NONE;
         match self {
@@ -98,7 +97,17 @@ impl Section {
             },
             Section::Slots => Accumulators { slots: true, ..none },
             Section::Access => Accumulators { access: true, ..none },
-            Section::Findings | Section::Plans => Accumulators::ALL,
+            // What the audit (and the plans built on its findings) reads:
+            // not the top lists, access lists or limit examples, whose
+            // size grows with `--top` while the findings' does not.
+            Section::Findings | Section::Plans => Accumulators {
+                rules: true,
+                prefixes: true,
+                ttl: true,
+                expiry: true,
+                slots: true,
+                ..none
+            },
         }
     }
 

@@ -275,9 +275,19 @@ fn diff_fits_60_columns_without_splitting_words() {
 #[test]
 fn sections_feed_only_the_accumulators_they_read() {
     use rdblens_analysis::Accumulators;
-    // The default sections include the audit, which reads everything.
+    // The default sections read everything between them.
     assert!(Section::accumulators_for(&Section::ALL).is_all());
-    assert!(Section::accumulators_for(&[Section::Plans]).is_all());
+    // The audit reads no list whose length is `--top`.
+    let audit = Accumulators {
+        rules: true,
+        prefixes: true,
+        ttl: true,
+        expiry: true,
+        slots: true,
+        ..Accumulators::NONE
+    };
+    assert_eq!(Section::accumulators_for(&[Section::Plans]), audit);
+    assert_eq!(Section::accumulators_for(&[Section::Findings]), audit);
     let two = Section::accumulators_for(&[Section::Bigkeys, Section::Ttl]);
     let want = Accumulators {
         top: true,

@@ -288,6 +288,30 @@ pub fn target_profile(target: Option<&str>) -> Result<Option<Profile>> {
     Ok(Some(profile))
 }
 
+/// The largest `--top` a dump is analysed with when any list of key
+/// records is kept (the big keys, three overall and three per type; the
+/// coldest and hottest keys; each limit's examples): those lists are held
+/// in memory and printed whole, so their cost grows with `--top`. At
+/// 10,000 a report stays within a few hundred MiB (docs/performance.md).
+/// Per-key data for more keys is what `rdblens keys` is for: it streams
+/// one record per key. Sections that keep no such list (ttl, expiry,
+/// keys, prefixes, slots, findings, plans) take any `--top`: it only
+/// sets how many rows their tables show.
+pub const MAX_TOP: usize = 10_000;
+
+/// `--top` where lists of key records are kept: at most [`MAX_TOP`],
+/// refused before any file is read.
+pub fn check_top(top: usize) -> Result<()> {
+    if top > MAX_TOP {
+        bail!(
+            "--top {top} is above the maximum of {MAX_TOP}: top lists are held in memory and \
+             printed whole; for per-key data on every key, `rdblens keys DUMP` streams one \
+             record per key (CSV, JSON lines or Parquet) in constant memory"
+        );
+    }
+    Ok(())
+}
+
 /// `--label`: none, or one per file (in order), all different.
 pub fn check_labels(labels: &[String], files: usize) -> Result<()> {
     if !labels.is_empty() && labels.len() != files {

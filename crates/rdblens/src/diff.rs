@@ -23,7 +23,7 @@ pub struct DiffArgs {
     /// Output format; tables are plain (no box drawing) when not on a terminal.
     #[arg(long, value_enum)]
     pub format: Option<Format>,
-    /// Keys per top list when analysing dumps, and rows per table.
+    /// Keys per top list when analysing dumps (at most 10,000), and rows per table.
     #[arg(long, default_value_t = 20)]
     pub top: usize,
     /// Namespace separator (for dumps).
@@ -56,6 +56,7 @@ pub fn prepare(args: &DiffArgs) -> Result<(Options, ReportOptions)> {
     if !(1..=4).contains(&args.depth) {
         bail!("--depth must be 1-4, got {}", args.depth);
     }
+    crate::common::check_top(args.top)?;
     if args.old == Path::new("-") && args.new == Path::new("-") {
         bail!("standard input (-) is given more than once: it can be read only once");
     }

@@ -10,6 +10,9 @@
 
 // The only unsafe code is the SIGBUS guard around mapped reads (`mapguard.rs`), allowed there.
 #![deny(unsafe_code)]
+// A failure that can happen is an error, never a panic: no unwrap, expect
+// or panic! outside tests.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 mod advise;
 mod analyze;

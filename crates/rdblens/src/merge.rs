@@ -10,8 +10,7 @@ use rdblens_analysis::Summary;
 use rdblens_audit::Audit;
 use rdblens_report::ReportOptions;
 
-use crate::output::write_text;
-use crate::report::{render, rendering, FailOn, Format, SortBy};
+use crate::report::{rendering, write_report, FailOn, Format, SortBy};
 use crate::summary_file::{read_and_merge, SummaryError};
 
 #[derive(Args, Debug)]
@@ -79,14 +78,7 @@ pub fn run(args: &MergeArgs, report_opts: ReportOptions) -> Result<(Summary, Opt
             ..report_opts
         };
         let format = args.format.unwrap_or(Format::Table);
-        render(
-            &merged.summary,
-            format,
-            report_opts,
-            output.is_some(),
-            args.fail_on,
-        )
-        .and_then(|(text, audit)| Ok(write_text(output, &text).map(|()| audit)?))
+        write_report(&merged.summary, format, report_opts, output, args.fail_on)
     };
     let audit = written.map_err(SummaryError::Input)?;
     Ok((merged.summary, audit))

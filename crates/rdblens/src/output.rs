@@ -194,8 +194,18 @@ impl Output {
 /// closed pipe on standard output means the reader has what it wanted: not
 /// an error.
 pub fn write_all(path: Option<&Path>, bytes: &[u8]) -> Result<(), WriteError> {
+    write_with(path, |w| w.write_all(bytes))
+}
+
+/// Writes to `path` (or standard output) through an [`Output`] what `write`
+/// writes as it goes, so an output is never held whole in memory. Errors as
+/// [`write_all`].
+pub fn write_with(
+    path: Option<&Path>,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> Result<(), WriteError> {
     let (output, mut w) = Output::open(path)?;
-    match w.write_all(bytes).and_then(|()| w.flush()) {
+    match write(&mut w).and_then(|()| w.flush()) {
         Ok(()) => {}
         Err(e) if path.is_none() && is_broken_pipe(&e) => return Ok(()),
         Err(e) => return Err(output.error(e)),
@@ -226,11 +236,14 @@ pub fn stdout_width(to_file: bool) -> Option<u16> {
 /// or to standard output (a closed pipe is not an error); a final newline
 /// is added when missing.
 pub fn write_text(path: Option<&std::path::Path>, text: &str) -> Result<(), WriteError> {
-    if text.ends_with('\n') {
-        write_all(path, text.as_bytes())
-    } else {
-        write_all(path, format!("{text}\n").as_bytes())
-    }
+    write_with(path, |w| {
+        w.write_all(text.as_bytes())?;
+        if text.ends_with('\n') {
+            Ok(())
+        } else {
+            w.write_all(b"\n")
+        }
+    })
 }
 
 #[cfg(test)]

@@ -43,11 +43,10 @@ pub struct ReportArgs {
     /// of the same path merged from several hosts are shown as HOST:PATH.
     #[arg(long, value_name = "NAME")]
     pub label: Vec<String>,
-    /// Keys per top list. Every list (3 overall, 3 per type, the rule
-    /// findings) keeps up to 2N keys in memory while it runs (O(log N) per
-    /// key): on a 127 k-key, 50 MiB dump, 20 takes 0.3 CPU s and 86 MB, 10,000
-    /// 1.0 s and 270 MB, 1,000,000 (every key) 1.5 s and 770 MB. For every
-    /// key, `rdblens keys` streams in constant memory.
+    /// Keys per top list, at most 10,000. Every list (3 overall, 3 per
+    /// type, the coldest and hottest keys, each limit's examples) is held in
+    /// memory and printed whole; a key in several lists is stored once. For
+    /// every key, `rdblens keys` streams in constant memory.
     #[arg(long, default_value_t = 20)]
     pub top: usize,
     /// Output format; tables are plain (no box drawing) when not on a terminal.
@@ -76,7 +75,7 @@ pub struct ReportArgs {
     /// Write the report here instead of standard output.
     #[arg(long, short)]
     pub output: Option<PathBuf>,
-    /// Sections to show (comma-separated): shards,bigkeys,encodings,ttl,expiry,keys,prefixes,slots,access,findings; `plans` (split plans, docs/advisor.md) only when named. Only what they show is computed (findings and plans need everything); ttl, expiry, prefixes and slots alone read no element lengths, so the small collections a server keeps as stored are counted by their headers, unwalked (docs/json-schema.md).
+    /// Sections to show (comma-separated): shards,bigkeys,encodings,ttl,expiry,keys,prefixes,slots,access,findings; `plans` (split plans, docs/advisor.md) only when named. Only what they show is computed (findings and plans: the rule hits, namespaces, TTLs, expiries and slots); ttl, expiry, prefixes and slots alone read no element lengths, so the small collections a server keeps as stored are counted by their headers, unwalked (docs/json-schema.md).
     #[arg(long, value_delimiter = ',')]
     pub section: Vec<String>,
     /// No progress output.
@@ -216,11 +215,16 @@ pub fn prepare(args: &ReportArgs) -> Result<(Options, ReportOptions)> {
     let mut opts = options(args)?;
     // Fewer sections feed fewer accumulators (the tables, JSON and HTML
     // are all built from the model, which reads only what the sections
-    // show). A summary and a `--fail-on` gate (the audit reads them all)
-    // need every one.
-    let everything = args.summary_only || args.fail_on.is_some();
-    if !everything {
-        opts.accumulators = Section::accumulators_for(&report_opts.sections);
+    // show). A summary needs every one; a `--fail-on` gate, what the
+    // audit reads.
+    if !args.summary_only {
+        let gate = args.fail_on.map(|_| Section::Findings.accumulators());
+        let shown = Section::accumulators_for(&report_opts.sections);
+        opts.accumulators = gate.map_or(shown, |audit| shown.either(audit));
+    }
+    let a = opts.accumulators;
+    if a.top || a.limits || a.access {
+        crate::common::check_top(args.top)?;
     }
     Ok((opts, report_opts))
 }
@@ -250,8 +254,13 @@ pub fn run(
         target: Some(rdblens_advice::target_for(&summary, opts.quantum, &opts.config)),
         ..report_opts
     };
-    let (text, audit) = render(&summary, format, report_opts, args.output.is_some(), args.fail_on)?;
-    crate::output::write_text(args.output.as_deref(), &text)?;
+    let audit = write_report(
+        &summary,
+        format,
+        report_opts,
+        args.output.as_deref(),
+        args.fail_on,
+    )?;
     Ok((summary, audit))
 }
 
@@ -282,31 +291,38 @@ pub fn strict_check(summary: &Summary) -> Result<()> {
     Ok(())
 }
 
-/// The report as text (tables fit the terminal when standard output is
-/// one), and the audit: built once into one model, the audit run once
-/// when a section shows it or `fail_on` will read it.
-pub fn render(
+/// Renders the report (tables fit the terminal when standard output is
+/// one) and writes it to `output` (or standard output); JSON goes to the
+/// output as it is serialized, never held whole in memory. Returns the
+/// audit: built once into one model, the audit run once when a section
+/// shows it or `fail_on` will read it.
+pub fn write_report(
     summary: &Summary,
     format: Format,
     report_opts: ReportOptions,
-    to_file: bool,
+    output: Option<&std::path::Path>,
     fail_on: Option<FailOn>,
-) -> Result<(String, Option<Audit>)> {
+) -> Result<Option<Audit>> {
     let report_opts = ReportOptions {
-        width: crate::output::stdout_width(to_file),
+        width: crate::output::stdout_width(output.is_some()),
         ..report_opts
     };
-    let when = match fail_on {
+    let model = ReportJson::build(summary, &report_opts, audit_when(fail_on));
+    match format {
+        Format::Json => crate::output::write_with(output, |w| rdblens_report::json::write(&model, w))?,
+        Format::Table => crate::output::write_text(output, &rdblens_report::table::render(&model))?,
+        Format::Html => crate::output::write_text(output, &rdblens_html::report_page(&model)?)?,
+    }
+    Ok(model.into_audit())
+}
+
+/// Whether the audit runs: when a section shows it, or always for a
+/// `--fail-on` gate.
+fn audit_when(fail_on: Option<FailOn>) -> AuditWhen {
+    match fail_on {
         Some(_) => AuditWhen::Always,
         None => AuditWhen::Shown,
-    };
-    let model = ReportJson::build(summary, &report_opts, when);
-    let text = match format {
-        Format::Json => rdblens_report::json::render(&model)?,
-        Format::Table => rdblens_report::table::render(&model),
-        Format::Html => rdblens_html::report_page(&model)?,
-    };
-    Ok((text, model.into_audit()))
+    }
 }
 
 /// `--fail-on`: why the run fails, if the audit found anything at or above
@@ -336,6 +352,19 @@ pub fn audit_gate(fail_on: Option<FailOn>, audit: Option<&Audit>) -> Option<Stri
 mod tests {
     use super::*;
 
+    /// The report written to a file, read back, and its audit.
+    fn render(
+        summary: &Summary,
+        format: Format,
+        report_opts: ReportOptions,
+        fail_on: Option<FailOn>,
+    ) -> Result<(String, Option<Audit>)> {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("report");
+        let audit = write_report(summary, format, report_opts, Some(&path), fail_on)?;
+        Ok((std::fs::read_to_string(&path)?, audit))
+    }
+
     #[test]
     fn render_keeps_the_audit_it_ran_for_the_gate() {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/rules/bigkeys.rdb");
@@ -346,10 +375,10 @@ mod tests {
         };
         let summary = rdblens_analysis::analyze_bytes(&data, "bigkeys.rdb", &opts).unwrap(); // ok: unit test
         let ttl = rendering(&["ttl".to_string()], 20, "auto", SortBy::Memory).unwrap(); // ok: unit test
-        let (text, audit) = render(&summary, Format::Table, ttl.clone(), true, None).unwrap(); // ok: unit test
+        let (text, audit) = render(&summary, Format::Table, ttl.clone(), None).unwrap(); // ok: unit test
         assert!(audit.is_none() && !text.contains("Findings"));
         for format in [Format::Table, Format::Json, Format::Html] {
-            let (_, audit) = render(&summary, format, ttl.clone(), true, Some(FailOn::Crit)).unwrap(); // ok: unit test
+            let (_, audit) = render(&summary, format, ttl.clone(), Some(FailOn::Crit)).unwrap(); // ok: unit test
             let why = audit_gate(Some(FailOn::Crit), audit.as_ref());
             assert_eq!(
                 why.as_deref(),
@@ -358,7 +387,7 @@ mod tests {
         }
         // The findings section shows the audit the gate reads.
         let all = rendering(&[], 20, "auto", SortBy::Memory).unwrap(); // ok: unit test
-        let (text, audit) = render(&summary, Format::Table, all, true, None).unwrap(); // ok: unit test
+        let (text, audit) = render(&summary, Format::Table, all, None).unwrap(); // ok: unit test
         let audit = audit.unwrap(); // ok: unit test
         assert!(text.contains(&format!(
             "== Findings ({} crit, {} warn, {} info) ==",

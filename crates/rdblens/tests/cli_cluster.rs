@@ -633,3 +633,49 @@ fn diff_usage_and_input_errors() {
             "note: the two sides were analysed with different settings (--top 3 vs 20)",
         ));
 }
+
+/// The allocator basis, the accuracy level and the target release are
+/// typed in a summary: written as before (`used-mem`, `verified`,
+/// `redis-7.4.5`), and a summary naming anything else is refused as
+/// damaged (exit 3), at the field, rather than read back as some string.
+#[test]
+fn typed_status_in_a_summary_is_checked_when_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = &summaries(dir.path(), &[ALL_TYPES], &[])[0];
+    let text = std::fs::read_to_string(good).unwrap();
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    let file = &doc["summary"]["files"][0];
+    assert_eq!(file["profile"], "redis-7.4.5");
+    assert_eq!(file["allocator"]["basis"], "unclear");
+    assert_eq!(file["accuracy"]["level"], "verified");
+    let table = stdout_ok(&["merge", s(good)]);
+    assert!(table.contains("227 keys, estimated for redis-7.4.5\n"), "{table}");
+    for (from, to, message) in [
+        (
+            "\"profile\":\"redis-7.4.5\"",
+            "\"profile\":\"keydb-6.3\"",
+            "summary.files[0].profile: target \"keydb-6.3\": unknown server \"keydb\" (expected redis or valkey)",
+        ),
+        (
+            "\"basis\":\"unclear\"",
+            "\"basis\":\"guessed\"",
+            "summary.files[0].allocator.basis: unknown variant `guessed`, expected one of `flag`, `used-mem`, `unclear`",
+        ),
+        (
+            "\"level\":\"verified\"",
+            "\"level\":\"exact\"",
+            "summary.files[0].accuracy.level: unknown variant `exact`, expected one of `verified`, `modelled`, `encodings-only`",
+        ),
+    ] {
+        let compact = serde_json::to_string(&doc).unwrap();
+        assert!(compact.contains(from), "{from}");
+        let bad = dir.path().join("bad.json");
+        std::fs::write(&bad, compact.replace(from, to)).unwrap();
+        rdblens()
+            .args(["merge", s(&bad)])
+            .assert()
+            .code(3)
+            .stdout("")
+            .stderr(contains(message));
+    }
+}

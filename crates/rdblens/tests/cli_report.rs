@@ -474,11 +474,13 @@ fn sections_choose_what_is_shown() {
 /// full report (every accumulator fed) shows, figure for figure.
 #[test]
 fn a_section_alone_shows_what_the_full_report_shows() {
-    let cases: [&[&str]; 4] = [
+    let cases: [&[&str]; 6] = [
         &[ALL_TYPES],
         &["fixtures/rdb/redis-6.2.14/lru.rdb"],
         &["fixtures/rdb/redis-6.2.14/lfu.rdb"],
         &[ALL_TYPES, "fixtures/rdb/valkey-9.1.2/all-types.rdb"],
+        &["fixtures/rules/bigkeys.rdb"],
+        &["fixtures/rules/encoding.rdb"],
     ];
     for files in cases {
         let full = json(files);
@@ -493,6 +495,9 @@ fn a_section_alone_shows_what_the_full_report_shows() {
             ("prefixes", "prefixes"),
             ("slots", "slots"),
             ("access", "access"),
+            // The audit reads the rule hits, namespaces, TTLs, expiries
+            // and slots, not the lists `--top` sizes.
+            ("findings", "audit"),
             ("bigkeys,ttl", "ttl"),
             ("expiry,slots", "slots"),
         ] {
@@ -509,6 +514,124 @@ fn a_section_alone_shows_what_the_full_report_shows() {
             }
         }
     }
+}
+
+/// The split plans of a report that fed only what the audit reads are
+/// those of a summary that fed every accumulator.
+#[test]
+fn plans_alone_are_the_plans_of_a_full_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let summary = dir.path().join("s.json");
+    for file in [
+        "fixtures/rules/bigkeys.rdb",
+        "fixtures/rules/encoding.rdb",
+        ALL_TYPES,
+    ] {
+        let summary_arg = summary.to_str().unwrap();
+        rdblens()
+            .args(["report", file, "--summary-only", "-q", "-o", summary_arg])
+            .assert()
+            .success();
+        let out = rdblens()
+            .args([
+                "merge",
+                summary_arg,
+                "--format",
+                "json",
+                "--section",
+                "findings,plans",
+            ])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let full: Value = serde_json::from_slice(&out).unwrap();
+        let part = json(&[file, "--section", "findings,plans"]);
+        for member in ["findings", "audit", "plans"] {
+            assert!(part.get(member).is_some(), "{file}: {member}");
+            assert_eq!(part[member], full[member], "{file}: {member}");
+        }
+    }
+}
+
+/// `--top` above 10,000 is refused before any file is read, pointing to
+/// `rdblens keys`, wherever lists of key records are kept; 10,000 itself
+/// runs, and sections that keep no such list take any `--top`.
+#[test]
+fn a_top_above_the_maximum_is_refused() {
+    let message = "rdblens: --top 10001 is above the maximum of 10000: top lists are held in memory \
+                   and printed whole; for per-key data on every key, `rdblens keys DUMP` streams one \
+                   record per key (CSV, JSON lines or Parquet) in constant memory\n";
+    for args in [
+        &["report", ALL_TYPES, "--top", "10001"][..],
+        &[
+            "report",
+            "no-such-file.rdb",
+            "--top",
+            "10001",
+            "--section",
+            "findings,access",
+        ],
+        &["report", ALL_TYPES, "--top", "10001", "--section", "encodings"],
+        &[
+            "report",
+            ALL_TYPES,
+            "--top",
+            "10001",
+            "--section",
+            "findings",
+            "--summary-only",
+        ],
+        &["diff", ALL_TYPES, ALL_TYPES, "--top", "10001"],
+    ] {
+        rdblens().args(args).assert().code(2).stdout("").stderr(message);
+    }
+    let doc = json(&[ALL_TYPES, "--top", "10000"]);
+    assert_eq!(top_keys(&doc, "by_memory").len(), 227);
+    let few = json(&[ALL_TYPES, "--section", "findings,slots"]);
+    let many = json(&[ALL_TYPES, "--section", "findings,slots", "--top", "1000000"]);
+    assert_eq!(many["audit"], few["audit"]);
+    assert_eq!(many["slots"]["most_keys"].as_array().map(Vec::len), Some(223));
+    assert_eq!(few["slots"]["most_keys"].as_array().map(Vec::len), Some(20));
+}
+
+/// Redis Enterprise's RAM_LRU (opcode 107) is counted as what it is, not
+/// as an idle time: no idle histogram, no coldest keys, no cold-key
+/// finding from it.
+#[test]
+fn an_enterprise_ram_lru_value_is_not_an_idle_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("enterprise.rdb");
+    let rdb = support::RdbBuilder::new()
+        .ram_lru(90 * 86_400)
+        .string(b"a", b"1", None)
+        .ram_lru(5)
+        .string(b"b", b"2", None)
+        .string(b"c", b"3", None)
+        .finish();
+    std::fs::write(&path, rdb).unwrap();
+    let file = path.to_str().unwrap();
+    let doc = json(&[file, "--section", "access,findings"]);
+    let access = &doc["access"];
+    assert_eq!(access["ram_lru_keys"], 2);
+    assert_eq!(access["idle_seconds"]["count"], 0);
+    assert_eq!(access["coldest"]["keys"].as_array().map(Vec::len), Some(0));
+    assert!(doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|f| f["rule"] != "cold-key"));
+    let t = table(&[file, "--section", "access"]);
+    assert!(
+        t.contains("2 keys carry a RAM_LRU value (opcode 107), whose meaning is unpublished: it is not shown as an idle time.")
+            && !t.contains("Idle time"),
+        "{t}"
+    );
+    // Without the opcode, the member is absent (outputs as before).
+    assert!(json(&[ALL_TYPES, "--section", "access"])["access"]
+        .get("ram_lru_keys")
+        .is_none());
 }
 
 #[test]

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::top::{Metric, TopKeys};
+use super::top::{Metric, SharedRecord, TopKeys};
 use super::Accumulate;
 use crate::facts::KeyFacts;
 
@@ -47,10 +47,9 @@ impl Limits {
             groups: BTreeMap::new(),
         }
     }
-}
 
-impl Accumulate for Limits {
-    fn add(&mut self, f: &KeyFacts<'_>) {
+    /// [`Accumulate::add`] sharing the key's record with its other lists.
+    pub(crate) fn add_sharing(&mut self, f: &KeyFacts<'_>, record: &mut Option<SharedRecord>) {
         let Some(check) = f.limit else { return };
         if !check.over() && !check.near() {
             return;
@@ -74,11 +73,17 @@ impl Accumulate for Limits {
             g.over_memory += f.memory;
             g.over_savings += f.compact_memory.map_or(0, |c| f.memory.saturating_sub(c));
             g.over_by_small_margin += u64::from(check.measured <= check.threshold.saturating_mul(2));
-            g.over_examples.add(f);
+            g.over_examples.add_sharing(f, record);
         } else {
             g.near_keys += 1;
             g.near_memory += f.memory;
         }
+    }
+}
+
+impl Accumulate for Limits {
+    fn add(&mut self, f: &KeyFacts<'_>) {
+        self.add_sharing(f, &mut None);
     }
 
     fn finish(&mut self) {

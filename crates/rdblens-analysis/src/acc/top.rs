@@ -1,5 +1,13 @@
 //! Top-N keys by a metric, with a total order (metric, then db and key) so
 //! the result is the same however keys were split across workers.
+//!
+//! A key in several lists is stored once: the lists hold [`SharedRecord`]s,
+//! and a key's record is built at most once for all its lists (the six of
+//! [`TopSet`], the access lists, the limits' examples: `KeyStats::add`
+//! passes one to each), so `--top N` costs one record per distinct key
+//! kept, not one per list.
+
+use std::sync::Arc;
 
 use super::groups::Groups;
 
@@ -63,6 +71,10 @@ impl KeyRecord {
     }
 }
 
+/// A kept key's record, shared by every list of a [`TopSet`] that holds it
+/// (serialized as the record itself).
+pub type SharedRecord = Arc<KeyRecord>;
+
 /// What a top list ranks keys by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -114,10 +126,10 @@ pub struct TopKeys {
     /// Keys kept at most (`--top`; the smaller of the two after a merge).
     pub n: usize,
     /// Sorted: largest first.
-    pub keys: Vec<KeyRecord>,
+    pub keys: Vec<SharedRecord>,
     /// Admitted, not yet sorted into `keys` (only when `n` > [`SORTED_INSERT_MAX`]).
     #[serde(skip)]
-    pending: Vec<KeyRecord>,
+    pending: Vec<SharedRecord>,
     /// A metric below this never enters: the last kept key's, once the list
     /// is full (0 before, and after deserializing). One comparison turns
     /// away nearly every key; the whole rank was compared for each of the
@@ -208,7 +220,7 @@ impl TopKeys {
             .all(|w| (rank(metric, &w[0]), &w[0]) <= (rank(metric, &w[1]), &w[1]))
     }
 
-    fn insert(&mut self, r: KeyRecord) {
+    fn insert(&mut self, r: SharedRecord) {
         if self.n > SORTED_INSERT_MAX {
             self.pending.push(r);
             if self.pending.len() >= self.n {
@@ -226,13 +238,23 @@ impl TopKeys {
     }
 }
 
-impl Accumulate for TopKeys {
-    fn add(&mut self, f: &KeyFacts<'_>) {
+impl TopKeys {
+    /// [`Accumulate::add`] sharing the key's record: `record` is built on
+    /// the first list that admits the key, and cloned (a reference) by the
+    /// others.
+    pub(crate) fn add_sharing(&mut self, f: &KeyFacts<'_>, record: &mut Option<SharedRecord>) {
         if let Some(v) = self.metric.of(f) {
             if self.admits(v, f.db, f.key) {
-                self.insert(KeyRecord::from_facts(f));
+                let r = record.get_or_insert_with(|| Arc::new(KeyRecord::from_facts(f)));
+                self.insert(Arc::clone(r));
             }
         }
+    }
+}
+
+impl Accumulate for TopKeys {
+    fn add(&mut self, f: &KeyFacts<'_>) {
+        self.add_sharing(f, &mut None);
     }
 
     fn finish(&mut self) {
@@ -285,14 +307,22 @@ impl TopSet {
     }
 }
 
-impl Accumulate for TopSet {
-    fn add(&mut self, f: &KeyFacts<'_>) {
-        self.by_memory.add(f);
-        self.by_serialized.add(f);
-        self.by_elements.add(f);
+impl TopSet {
+    /// [`Accumulate::add`] sharing the key's record with the other lists
+    /// of the key (see [`TopKeys::add_sharing`]).
+    pub(crate) fn add_sharing(&mut self, f: &KeyFacts<'_>, record: &mut Option<SharedRecord>) {
+        self.by_memory.add_sharing(f, record);
+        self.by_serialized.add_sharing(f, record);
+        self.by_elements.add_sharing(f, record);
         let n = self.by_memory.n;
         let per = self.per_type.slot_static_or(f.kind.name(), || Self::fresh(n));
-        per.iter_mut().for_each(|t| t.add(f));
+        per.iter_mut().for_each(|t| t.add_sharing(f, record));
+    }
+}
+
+impl Accumulate for TopSet {
+    fn add(&mut self, f: &KeyFacts<'_>) {
+        self.add_sharing(f, &mut None);
     }
 
     fn finish(&mut self) {
@@ -418,7 +448,10 @@ mod tests {
             let memory = name.len() as u64 + u64::from(name.as_bytes()[5] % 7);
             KeyFacts::synthetic(name.as_bytes(), None, memory)
         }
-        let mut sorted: Vec<KeyRecord> = names.iter().map(|n| KeyRecord::from_facts(&facts(n))).collect();
+        let mut sorted: Vec<SharedRecord> = names
+            .iter()
+            .map(|n| Arc::new(KeyRecord::from_facts(&facts(n))))
+            .collect();
         sorted.sort_by(|a, b| (rank(Metric::Memory, a), a).cmp(&(rank(Metric::Memory, b), b)));
         for n in [0, 1, 5, 256, 300, 2500] {
             let (mut left, mut right) = (TopKeys::new(Metric::Memory, n), TopKeys::new(Metric::Memory, n));
@@ -429,5 +462,55 @@ mod tests {
             left.merge(right);
             assert_eq!(left.keys, sorted[..n.min(sorted.len())], "n = {n}");
         }
+    }
+
+    /// A key that tops the three overall lists and its type's three is
+    /// stored once: all six lists point at one record (one copy of the key
+    /// bytes), at any `--top`.
+    #[test]
+    fn a_key_in_six_lists_is_stored_once() {
+        for n in [1, SORTED_INSERT_MAX + 1] {
+            let mut set = TopSet::new(n);
+            for name in ["small:1", "small:2", "big"] {
+                let size = if name == "big" { 1000 } else { 10 };
+                let mut f = KeyFacts::synthetic(name.as_bytes(), None, size);
+                (f.kind, f.elements, f.serialized_bytes) = (rdblens_parser::TypeKind::Hash, size, size);
+                set.add(&f);
+            }
+            Accumulate::finish(&mut set);
+            let [m, ser, el] = set.per_type.iter().next().map(|(_, l)| l).expect("one type"); // ok: unit test
+            let lists = [&set.by_memory, &set.by_serialized, &set.by_elements, m, ser, el];
+            let first = &set.by_memory.keys[0];
+            assert_eq!(first.key.as_bytes(), b"big", "n = {n}");
+            for list in lists {
+                let same = list.keys.iter().filter(|r| r.key.as_bytes() == b"big");
+                assert_eq!(
+                    same.map(|r| Arc::ptr_eq(r, first)).collect::<Vec<_>>(),
+                    [true],
+                    "n = {n}"
+                );
+            }
+            // One record referenced from six lists, and nothing else.
+            assert_eq!(Arc::strong_count(first), 6, "n = {n}");
+        }
+    }
+
+    /// A key in the big-key lists and among the coldest keys is stored
+    /// once for all of them (`KeyStats::add` shares its record).
+    #[test]
+    fn a_key_in_the_top_and_access_lists_is_stored_once() {
+        let opts = crate::Options {
+            top: 3,
+            ..crate::Options::default()
+        };
+        let mut stats = crate::KeyStats::new(&crate::Settings::of(&opts, 0));
+        let mut f = KeyFacts::synthetic(b"cold:big", None, 1000);
+        f.idle_seconds = Some(86_400);
+        stats.add(&f);
+        stats.finish();
+        let coldest = &stats.access.coldest.keys[0];
+        assert!(Arc::ptr_eq(coldest, &stats.top.by_memory.keys[0]));
+        // Memory and serialized size, overall and for strings, and coldest.
+        assert_eq!(Arc::strong_count(coldest), 5);
     }
 }

@@ -260,6 +260,7 @@ pub(super) fn access(c: &mut Checker, a: &Access, totals: &Counter) -> Checked {
     c.at_most("idle_seconds", a.idle_seconds.count, "totals.keys", totals.keys)?;
     c.histogram("lfu_freq", &a.lfu_freq)?;
     c.at_most("lfu_freq", a.lfu_freq.count, "totals.keys", totals.keys)?;
+    c.at_most("ram_lru_keys", a.ram_lru_keys, "totals.keys", totals.keys)?;
     if let Some(max) = a.lfu_freq.max.filter(|&m| m > u64::from(u8::MAX)) {
         return Err(c.fail_at("lfu_freq.max", format!("{max}: an LFU counter is at most 255")));
     }

@@ -38,6 +38,7 @@ fn facts(key: &[u8], kind: TypeKind) -> KeyFacts<'_> {
         expiry_ms: Some(NOW + 60_000),
         idle_seconds: None,
         lfu_freq: None,
+        ram_lru: None,
         slot: 0,
         lzf_stored_bytes: 0,
         lzf_uncompressed_bytes: 0,

@@ -455,7 +455,7 @@ impl<'s> MemoryLists<'s> {
         let mut keys = BTreeMap::new();
         for list in std::iter::once(overall).chain(per_type.values().copied()) {
             for r in &list.keys {
-                keys.insert((r.db, &r.key), r);
+                keys.insert((r.db, &r.key), &**r);
             }
         }
         let full_at = per_type

@@ -7,7 +7,7 @@ use rdblens_analysis::acc::expiry::{ExpiryCluster, ExpiryHistogram};
 use rdblens_analysis::acc::hist::Histogram;
 use rdblens_analysis::acc::names::NameProblem;
 use rdblens_analysis::acc::prefix::{PrefixNode, Prefixes};
-use rdblens_analysis::acc::top::{KeyRecord, TopSet};
+use rdblens_analysis::acc::top::{SharedRecord, TopSet};
 use rdblens_analysis::acc::ttl::{TtlBuckets, TTL_BUCKETS};
 use rdblens_analysis::{KeyName, KeyStats, Summary};
 use serde::Serialize;
@@ -272,11 +272,11 @@ pub struct SlotsJson {
 #[derive(Serialize)]
 pub struct TopJson<'s> {
     /// By estimated memory.
-    pub by_memory: &'s [KeyRecord],
+    pub by_memory: &'s [SharedRecord],
     /// By serialized size.
-    pub by_serialized: &'s [KeyRecord],
+    pub by_serialized: &'s [SharedRecord],
     /// By element count.
-    pub by_elements: &'s [KeyRecord],
+    pub by_elements: &'s [SharedRecord],
 }
 
 /// Keys over or near one compact-encoding limit.
@@ -299,7 +299,7 @@ pub struct LimitJson {
     /// Their memory.
     pub near_memory: u64,
     /// The biggest keys over it.
-    pub over_examples: Vec<KeyRecord>,
+    pub over_examples: Vec<SharedRecord>,
 }
 
 /// Bars for a distribution: (bucket lower bound, count), merging buckets so

@@ -3,7 +3,7 @@
 
 use comfy_table::Cell;
 use rdblens_analysis::acc::access::Access;
-use rdblens_analysis::acc::top::KeyRecord;
+use rdblens_analysis::acc::top::SharedRecord;
 
 use crate::cells::{bars_table, heading, key_text, right, table};
 use crate::format::{duration, human_bytes, thousands};
@@ -18,7 +18,7 @@ fn ttl_cell(expiry_ms: Option<i64>, now_ms: i64) -> String {
     }
 }
 
-fn keys_table(opts: &ReportOptions, rows: &[KeyRecord], now_ms: i64, n: usize) -> String {
+fn keys_table(opts: &ReportOptions, rows: &[SharedRecord], now_ms: i64, n: usize) -> String {
     let mut t = table(
         opts,
         &[
@@ -139,5 +139,13 @@ pub(crate) fn access(out: &mut String, r: &ReportJson<'_>, a: &Access) {
         out.push_str(&bars_table(opts, "LFU counter", &rows));
         heading(out, "Hottest keys");
         out.push_str(&keys_table(opts, &a.hottest.keys, r.now_ms, opts.top.min(10)));
+    }
+    if a.ram_lru_keys > 0 {
+        heading(out, "Redis Enterprise RAM_LRU");
+        out.push_str(&format!(
+            "{} keys carry a RAM_LRU value (opcode 107), whose meaning is unpublished: \
+             it is not shown as an idle time.\n",
+            thousands(a.ram_lru_keys)
+        ));
     }
 }

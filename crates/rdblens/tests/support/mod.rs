@@ -65,6 +65,13 @@ impl RdbBuilder {
         self
     }
 
+    /// Redis Enterprise's RAM_LRU opcode (107) with `value`, before the next key.
+    pub fn ram_lru(mut self, value: usize) -> Self {
+        self.data.push(107);
+        length(&mut self.data, value);
+        self
+    }
+
     /// A hash_listpack (type 16) whose blob is not a listpack: the walk
     /// finds its end, decoding it fails.
     pub fn damaged_hash(mut self, key: &[u8]) -> Self {
