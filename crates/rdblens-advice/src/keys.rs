@@ -9,7 +9,7 @@ use rdblens_audit::text;
 use rdblens_memory::{keyspace_overhead, price_part, Encoding, Limit, Profile, Shape};
 use rdblens_parser::TypeKind;
 
-use crate::sizing::{self, digit_groups, expected_max, expected_price, mean_per_bucket, GROWTH};
+use crate::sizing::{self, digit_groups, expected_price, fullest, GROWTH};
 use crate::{migrate, BucketLimit, Plan, Scheme};
 
 /// The listed hit that kept the key's shape.
@@ -151,8 +151,21 @@ fn compact_limit(split: &Split<'_>) -> Result<BucketLimit, String> {
     }
 }
 
-/// Buckets needed to keep each one's bytes under big-value-bytes' warn
-/// level with the same growth allowance.
+/// Hash-filled buckets needed to keep the fullest one's bytes under
+/// big-value-bytes' warn level after the same growth (elements assumed
+/// alike: the warn level in elements of the value's average size).
+fn hash_buckets_for_bytes(shape: &Shape, cfg: &RuleConfig) -> u64 {
+    if shape.listpack_entries == 0 {
+        return 2;
+    }
+    let per_element = shape.listpack_entries as f64 / shape.count.max(1) as f64;
+    let limit = (cfg.big_value_bytes.warn.0 as f64 / per_element).floor().max(1.0) as u64;
+    sizing::buckets_for(shape.count, limit)
+}
+
+/// Consecutive ranges needed to keep each one's bytes under
+/// big-value-bytes' warn level with the same growth allowance (ranges are
+/// filled to their size: no spread).
 fn buckets_for_bytes(shape: &Shape, cfg: &RuleConfig) -> u64 {
     let bytes = shape.listpack_entries as f64 * (1.0 + GROWTH);
     (bytes / cfg.big_value_bytes.warn.0.max(1) as f64).ceil() as u64
@@ -280,11 +293,11 @@ fn buckets(split: &Split<'_>, cfg: &RuleConfig, name: &str) -> (Plan, u64) {
             (!why.is_empty()).then_some(why),
         ),
     };
-    let n = sizing::buckets_for(s.count, mean_per_bucket(limit.value)).max(buckets_for_bytes(s, cfg));
+    let n = sizing::buckets_for(s.count, limit.value).max(hash_buckets_for_bytes(s, cfg));
     let (memory_after, keyspace_after) = split.spread(n, 0);
     let (tagged, _) = split.spread(n, 2);
     let per_bucket = s.count.div_ceil(n);
-    let max = expected_max(s.count, n);
+    let max = fullest(s.count, n);
     let member = match split.kind {
         TypeKind::Hash => "field",
         TypeKind::Stream => "entity id of the entry",

@@ -112,12 +112,13 @@ pub struct Plan {
     pub elements: u64,
     /// Elements per bucket on average.
     pub per_bucket: u64,
-    /// Elements in the fullest bucket to expect (mean plus 3 standard deviations).
+    /// Elements in the fullest bucket at 99 % confidence (the binomial
+    /// maximum of N buckets, [`sizing::fullest`]); ranges and parts: their size.
     pub max_per_bucket: u64,
     /// The limit the buckets are sized to stay under.
     pub limit: BucketLimit,
-    /// Growth the buckets absorb before the fullest reaches the limit
-    /// (0.25 = 25% more elements).
+    /// Growth the buckets absorb before their fullest (at 99 %) passes the
+    /// limit (0.25 = 25% more elements).
     pub headroom: f64,
     /// The encoding the new keys get on the target (`OBJECT ENCODING` name).
     pub encoding_after: String,

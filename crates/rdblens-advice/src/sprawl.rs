@@ -8,7 +8,7 @@ use rdblens_audit::text;
 use rdblens_memory::{keyspace_overhead, price_part, Limit, Profile, Shape};
 use rdblens_parser::TypeKind;
 
-use crate::sizing::{self, digit_groups, expected_max, expected_price};
+use crate::sizing::{self, digit_groups, expected_price, fullest};
 use crate::{migrate, BucketLimit, Plan, Scheme};
 
 /// The infix between the namespace and the bucket number, so that bucket
@@ -97,7 +97,7 @@ pub(crate) fn plan(summary: &Summary, target: &Profile, namespace: &str, severit
         ),
         elements: t.keys,
         per_bucket,
-        max_per_bucket: expected_max(t.keys, n),
+        max_per_bucket: fullest(t.keys, n),
         headroom: sizing::headroom(t.keys, n, limit),
         limit: BucketLimit {
             name: Limit::HashMaxListpackEntries.name().into(),

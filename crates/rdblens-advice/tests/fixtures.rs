@@ -157,7 +157,7 @@ fn every_big_key_finding_at_warn_or_crit_has_a_plan() {
             hash.per_bucket,
             hash.max_per_bucket
         ),
-        ("hash-max-listpack-entries", 512, 353, 408)
+        ("hash-max-listpack-entries", 512, 353, 413)
     );
     assert_eq!(hash.key_pattern, "big:hash:fields:<0..16>");
     assert_eq!(hash.hash_tag_pattern, "{big:hash:fields}:<0..16>");
