@@ -10,6 +10,7 @@ use rdblens_memory::{keyspace_overhead, price_part, Encoding, Limit, Profile, Sh
 use rdblens_parser::TypeKind;
 
 use crate::sizing::{self, digit_groups, expected_price, fullest, GROWTH};
+use crate::tables::{self, Keys};
 use crate::{migrate, BucketLimit, Plan, Scheme};
 
 /// The listed hit that kept the key's shape.
@@ -46,59 +47,73 @@ struct Split<'a> {
     ttl: bool,
 }
 
+/// What a set of new keys costs, summed.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Cost {
+    /// Their `MEMORY USAGE`.
+    pub usage: u64,
+    /// The keyspace overhead `MEMORY USAGE` leaves out.
+    pub keyspace: u64,
+    /// What creating them adds to `used_memory` (the keyspace bucket
+    /// arrays aside, which a few keys more or less do not resize).
+    pub used: u64,
+}
+
 impl Split<'_> {
-    fn price(&self, part: u64, key_len: u64) -> Option<u64> {
-        price_part(self.target, self.kind, &self.shape, part, key_len, self.ttl).memory
+    fn estimate(&self, part: u64, key_len: u64) -> rdblens_memory::Estimate {
+        price_part(self.target, self.kind, &self.shape, part, key_len, self.ttl)
     }
 
     fn encoding(&self, part: u64) -> Encoding {
-        price_part(
-            self.target,
-            self.kind,
-            &self.shape,
-            part,
-            self.stem_len + 1,
-            self.ttl,
-        )
-        .encoding
+        self.estimate(part, self.stem_len + 1).encoding
     }
 
-    /// Expected memory of `buckets` hash-spread buckets, with names
-    /// `extra` bytes longer than the stem plus the bucket number.
-    fn spread(&self, buckets: u64, extra: u64) -> (u64, u64) {
-        let mut memory = 0.0;
+    /// Expected cost of `buckets` hash-spread buckets, with names `extra`
+    /// bytes longer than the stem plus the bucket number.
+    fn spread(&self, buckets: u64, extra: u64) -> Cost {
+        let (mut usage, mut used) = (0.0, 0.0);
         let mut keyspace = 0;
         for (d, n) in digit_groups(buckets) {
             let key_len = self.stem_len + extra + d;
-            let each = expected_price(self.shape.count, buckets, |k| self.price(k, key_len).unwrap_or(0));
-            memory += n as f64 * each;
+            let count = self.shape.count;
+            usage +=
+                n as f64 * expected_price(count, buckets, |k| self.estimate(k, key_len).memory.unwrap_or(0));
+            used += n as f64
+                * expected_price(count, buckets, |k| {
+                    self.estimate(k, key_len).adds_to_used_memory()
+                });
             keyspace += n * keyspace_overhead(self.target, key_len, self.ttl);
         }
-        (memory.round() as u64, keyspace)
+        Cost {
+            usage: usage.round() as u64,
+            keyspace,
+            used: used.round() as u64,
+        }
     }
 
-    /// Memory of consecutive ranges of `size` elements (the last one
+    /// Cost of consecutive ranges of `size` elements (the last one
     /// shorter), with names `extra` bytes longer than the stem.
-    fn ranges(&self, buckets: u64, size: u64, extra: u64) -> (u64, u64) {
+    fn ranges(&self, buckets: u64, size: u64, extra: u64) -> Cost {
         let count = self.shape.count;
-        let mut memory = 0;
-        let mut keyspace = 0;
+        let mut cost = Cost::default();
         let mut start = 0u64;
         for (d, n) in digit_groups(buckets) {
             let key_len = self.stem_len + extra + d;
-            let full = self.price(size, key_len).unwrap_or(0);
+            let full = self.estimate(size, key_len);
             for i in 0..n {
                 let part = size.min(count.saturating_sub(start + i * size));
-                memory += if part == size {
+                let e = if part == size {
                     full
                 } else {
-                    self.price(part, key_len).unwrap_or(0)
+                    self.estimate(part, key_len)
                 };
+                cost.usage += e.memory.unwrap_or(0);
+                cost.used += e.adds_to_used_memory();
             }
             start += n * size;
-            keyspace += n * keyspace_overhead(self.target, key_len, self.ttl);
+            cost.keyspace += n * keyspace_overhead(self.target, key_len, self.ttl);
         }
-        (memory, keyspace)
+        cost
     }
 }
 
@@ -193,7 +208,7 @@ pub(crate) fn plan(
         ttl,
     };
     let tagged = hash_tag(key);
-    let (mut plan, tag_extra) = match kind {
+    let (mut plan, tagged_cost) = match kind {
         TypeKind::String => strings(&split, cfg, &name),
         TypeKind::List => lists(&split, cfg, &name),
         _ => buckets(&split, cfg, &name),
@@ -210,14 +225,33 @@ pub(crate) fn plan(
     plan.encoding_before = hit.encoding.clone();
     plan.memory_before = hit.memory;
     plan.keyspace_before = keyspace_overhead(target, key_len, ttl);
-    plan.saved =
-        (plan.memory_before + plan.keyspace_before) as i64 - (plan.memory_after + plan.keyspace_after) as i64;
+    // Summaries keep what deleting the key frees; a hit without it (none
+    // should be) is priced as its MEMORY USAGE plus keyspace overhead.
+    plan.used_memory_before = hit
+        .used_memory
+        .unwrap_or(plan.memory_before + plan.keyspace_before);
+    let now = summary.keys.databases.get(&db).map_or(Keys::default(), |c| Keys {
+        keys: c.keys,
+        expiring: c.keys_with_expiry,
+    });
+    let (removed, added) = (
+        Keys {
+            keys: 1,
+            expiring: u64::from(ttl),
+        },
+        Keys {
+            keys: plan.buckets,
+            expiring: if ttl { plan.buckets } else { 0 },
+        },
+    );
+    plan.settle_with_tables(tables::freed(target, now, removed, added));
     plan.target = target.name();
     plan.migration = migrate::steps(plan.scheme, &hit.type_name, &name, plan.buckets);
     match tagged {
         Some(tag) => {
             plan.hash_tag_pattern = plan.key_pattern.clone();
             plan.hash_tag_memory_after = plan.memory_after;
+            plan.hash_tag_used_memory_after = plan.used_memory_after;
             plan.hash_tag_cost = format!(
                 "the key's hash tag {{{}}} already keeps every bucket in its slot: one shard holds all of them, as it holds the key today",
                 String::from_utf8_lossy(tag)
@@ -225,11 +259,12 @@ pub(crate) fn plan(
         }
         None => {
             plan.hash_tag_pattern = format!("{{{name}}}{}", &plan.key_pattern[name.len()..]);
-            plan.hash_tag_memory_after = tag_extra;
+            plan.hash_tag_memory_after = tagged_cost.usage;
+            plan.hash_tag_used_memory_after = tagged_cost.used;
             plan.hash_tag_cost = format!(
                 "every bucket in one slot, so one shard keeps all {} and all the key's traffic (no spread over the cluster); it buys multi-key commands across buckets (MGET, MULTI, Lua); names are 2 bytes longer: {} more",
-                text::bytes(plan.memory_after),
-                text::bytes(tag_extra.saturating_sub(plan.memory_after))
+                text::bytes(plan.used_memory_after),
+                text::bytes(tagged_cost.used.saturating_sub(plan.used_memory_after))
             );
         }
     }
@@ -263,11 +298,15 @@ fn blank(scheme: Scheme) -> Plan {
         headroom: 0.0,
         encoding_after: String::new(),
         note: None,
+        used_memory_before: 0,
+        used_memory_after: 0,
+        saved: 0,
         memory_before: 0,
         memory_after: 0,
+        memory_usage_saved: 0,
         keyspace_before: 0,
         keyspace_after: 0,
-        saved: 0,
+        hash_tag_used_memory_after: 0,
         hash_tag_memory_after: 0,
         latency: String::new(),
         migration: Vec::new(),
@@ -276,7 +315,7 @@ fn blank(scheme: Scheme) -> Plan {
 }
 
 /// Hash, set, sorted set, stream: buckets by a hash of the member.
-fn buckets(split: &Split<'_>, cfg: &RuleConfig, name: &str) -> (Plan, u64) {
+fn buckets(split: &Split<'_>, cfg: &RuleConfig, name: &str) -> (Plan, Cost) {
     let s = &split.shape;
     let scheme = if split.kind == TypeKind::Stream {
         Scheme::StreamSplit
@@ -294,8 +333,8 @@ fn buckets(split: &Split<'_>, cfg: &RuleConfig, name: &str) -> (Plan, u64) {
         ),
     };
     let n = sizing::buckets_for(s.count, limit.value).max(hash_buckets_for_bytes(s, cfg));
-    let (memory_after, keyspace_after) = split.spread(n, 0);
-    let (tagged, _) = split.spread(n, 2);
+    let cost = split.spread(n, 0);
+    let tagged = split.spread(n, 2);
     let per_bucket = s.count.div_ceil(n);
     let max = fullest(s.count, n);
     let member = match split.kind {
@@ -314,8 +353,9 @@ fn buckets(split: &Split<'_>, cfg: &RuleConfig, name: &str) -> (Plan, u64) {
         encoding_after: split.encoding(per_bucket).as_str().to_string(),
         limit,
         note,
-        memory_after,
-        keyspace_after,
+        memory_after: cost.usage,
+        keyspace_after: cost.keyspace,
+        used_memory_after: cost.used,
         latency: latency(split.kind, s.count, per_bucket, n),
         ..blank(scheme)
     };
@@ -323,7 +363,7 @@ fn buckets(split: &Split<'_>, cfg: &RuleConfig, name: &str) -> (Plan, u64) {
 }
 
 /// Lists: consecutive index (or time) ranges, filled one after another.
-fn lists(split: &Split<'_>, cfg: &RuleConfig, name: &str) -> (Plan, u64) {
+fn lists(split: &Split<'_>, cfg: &RuleConfig, name: &str) -> (Plan, Cost) {
     let s = &split.shape;
     let warn = cfg.big_collection.warn;
     let size = ((warn as f64 / (1.0 + GROWTH)) as u64).max(1);
@@ -335,8 +375,8 @@ fn lists(split: &Split<'_>, cfg: &RuleConfig, name: &str) -> (Plan, u64) {
     };
     let n = s.count.div_ceil(size).max(2);
     let size = size.min(s.count.div_ceil(n)).max(1);
-    let (memory_after, keyspace_after) = split.ranges(n, size, 0);
-    let (tagged, _) = split.ranges(n, size, 2);
+    let cost = split.ranges(n, size, 0);
+    let tagged = split.ranges(n, size, 2);
     let plan = Plan {
         buckets: n,
         key_pattern: format!("{name}:<0..{}>", n - 1),
@@ -354,8 +394,9 @@ fn lists(split: &Split<'_>, cfg: &RuleConfig, name: &str) -> (Plan, u64) {
             value: warn,
         },
         note: None,
-        memory_after,
-        keyspace_after,
+        memory_after: cost.usage,
+        keyspace_after: cost.keyspace,
+        used_memory_after: cost.used,
         latency: latency(TypeKind::List, s.count, size, n),
         ..blank(Scheme::ListRanges)
     };
@@ -363,14 +404,14 @@ fn lists(split: &Split<'_>, cfg: &RuleConfig, name: &str) -> (Plan, u64) {
 }
 
 /// Strings: parts under big-string's warn level.
-fn strings(split: &Split<'_>, cfg: &RuleConfig, name: &str) -> (Plan, u64) {
+fn strings(split: &Split<'_>, cfg: &RuleConfig, name: &str) -> (Plan, Cost) {
     let len = split.shape.count;
     let warn = cfg.big_string.warn.0;
     let size = ((warn as f64 / (1.0 + GROWTH)) as u64).max(1);
     let n = len.div_ceil(size).max(2);
     let size = size.min(len.div_ceil(n)).max(1);
-    let (memory_after, keyspace_after) = split.ranges(n, size, 0);
-    let (tagged, _) = split.ranges(n, size, 2);
+    let cost = split.ranges(n, size, 0);
+    let tagged = split.ranges(n, size, 2);
     let plan = Plan {
         buckets: n,
         key_pattern: format!("{name}:<0..{}>", n - 1),
@@ -387,8 +428,9 @@ fn strings(split: &Split<'_>, cfg: &RuleConfig, name: &str) -> (Plan, u64) {
             value: warn,
         },
         note: None,
-        memory_after,
-        keyspace_after,
+        memory_after: cost.usage,
+        keyspace_after: cost.keyspace,
+        used_memory_after: cost.used,
         latency: latency(TypeKind::String, len, size, n),
         ..blank(Scheme::StringParts)
     };

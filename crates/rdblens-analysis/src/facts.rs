@@ -69,6 +69,17 @@ pub struct KeyFacts<'k> {
 }
 
 impl<'k> KeyFacts<'k> {
+    /// What the key adds to `used_memory` besides the keyspace bucket
+    /// arrays, which is what deleting it frees (the arrays do not shrink):
+    /// its `MEMORY USAGE` (0 for module values), the keyspace's per-key
+    /// spending beyond it, the allocator rounding inside the value, less
+    /// what it counts but the server does not allocate (a shared integer).
+    pub fn adds_to_used_memory(&self) -> u64 {
+        let usage = if self.memory_estimated { self.memory } else { 0 };
+        (usage + self.keyspace_overhead.saturating_sub(self.bucket_share) + self.value_rounding)
+            .saturating_sub(self.usage_overcount)
+    }
+
     /// A small string key with these name, expiry and memory, as tests and
     /// synthetic keyspaces feed accumulators directly.
     pub fn synthetic(key: &'k [u8], expiry_ms: Option<i64>, memory: u64) -> Self {

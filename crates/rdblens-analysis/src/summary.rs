@@ -32,7 +32,7 @@ use crate::shard::ShardStats;
 use crate::used_memory::{UsedMemory, UsedMemorySums};
 
 /// Version of the summary layout; bumped on incompatible changes.
-pub const SUMMARY_VERSION: u32 = 5;
+pub const SUMMARY_VERSION: u32 = 6;
 
 /// LZF use across string values and blobs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

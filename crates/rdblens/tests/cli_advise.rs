@@ -53,10 +53,16 @@ fn advise_json_is_the_report_plans_section() {
     assert_eq!(hash["scheme"], "hash-buckets");
     assert_eq!(hash["buckets"], 17);
     assert_eq!(hash["key_pattern"], "big:hash:fields:<0..16>");
+    // Both figures: the change of used_memory and the MEMORY USAGE sums.
+    assert_eq!(hash["used_memory_before"], 353_712);
+    assert_eq!(hash["used_memory_after"], 67_482);
+    assert_eq!(hash["saved"], 353_712 - 67_482);
     assert_eq!(hash["memory_before"], 305_664);
     assert_eq!(hash["memory_after"], 66_386);
+    assert_eq!(hash["memory_usage_saved"], 305_664 - 66_386);
+    assert_eq!(advise["jemalloc_quantum"], 16);
     assert_eq!(advise["total"]["plans"], 5);
-    assert_eq!(advise["total"]["saved"], 236_249);
+    assert_eq!(advise["total"]["saved"], 283_956);
 }
 
 #[test]

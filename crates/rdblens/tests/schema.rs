@@ -128,6 +128,40 @@ fn the_schema_refuses_what_the_documentation_does_not_allow() {
     }
 }
 
+/// Plans carry both figures (used_memory and MEMORY USAGE) and the
+/// quantum they were priced with; the schema requires every one.
+#[test]
+fn plans_need_both_memory_figures() {
+    let v = validator();
+    let good = report_json(&[
+        "fixtures/rules/bigkeys.rdb",
+        "--section",
+        "plans",
+        "--jemalloc-quantum",
+        "16",
+    ]);
+    assert_valid(&v, &good, "plans");
+    assert_eq!(good["plans"]["jemalloc_quantum"], 16);
+    for field in [
+        "used_memory_before",
+        "used_memory_after",
+        "memory_usage_saved",
+        "hash_tag_used_memory_after",
+    ] {
+        let mut doc = good.clone();
+        doc["plans"]["plans"][0].as_object_mut().unwrap().remove(field);
+        assert!(!v.is_valid(&doc), "accepted a plan without {field}");
+    }
+    for field in ["used_memory_before", "used_memory_after", "memory_usage_saved"] {
+        let mut doc = good.clone();
+        doc["plans"]["total"].as_object_mut().unwrap().remove(field);
+        assert!(!v.is_valid(&doc), "accepted totals without {field}");
+    }
+    let mut doc = good.clone();
+    doc["plans"]["jemalloc_quantum"] = json!(12);
+    assert!(!v.is_valid(&doc), "accepted quantum 12");
+}
+
 #[test]
 fn binary_key_names_use_key_hex() {
     let doc = report_json(&["fixtures/rdb/redis-7.4.5/all-types.rdb", "--section", "keys"]);
