@@ -248,6 +248,7 @@ fn used_memory_before_is_what_deleting_the_key_freed_on_the_server() {
     let sets = [
         "big-collection.warn=300".to_string(),
         "big-string.warn=40000".to_string(),
+        "small-key-sprawl.min-keys=500".to_string(),
     ];
     let opts = Options {
         rules: rdblens_audit::load(None, &[], &sets).unwrap_or_else(|e| panic!("{e}")),
@@ -264,6 +265,20 @@ fn used_memory_before_is_what_deleting_the_key_freed_on_the_server() {
     let plans = rdblens_advice::plans(&summary, &audit, &target);
     let oracle = freed_oracle();
     let mut rows = Vec::new();
+    // The namespace of 1,002 integer counters `rate:<ip>` (every key of
+    // it is small, so the oracle's sum is the plan's): exact.
+    let rate = plan_for(&plans, "rate");
+    let keys: Vec<_> = oracle
+        .iter()
+        .filter(|(k, _, _)| k.starts_with(b"rate:"))
+        .collect();
+    let usage: u64 = keys.iter().map(|k| k.1).sum();
+    let freed: u64 = keys.iter().map(|k| k.2).sum();
+    assert_eq!(
+        (rate.elements, rate.memory_before, rate.used_memory_before),
+        (1_002, 70_816, 93_616)
+    );
+    assert_eq!((keys.len(), usage, freed), (1_002, 70_816, 93_616));
     for p in &plans.plans {
         let Some(key) = &p.key else { continue };
         let (_, usage, freed) = oracle
