@@ -11,7 +11,7 @@ use rdblens_parser::TypeKind;
 
 use crate::sizing::{self, digit_groups, expected_price, fullest, GROWTH};
 use crate::tables::{self, Keys};
-use crate::{migrate, BucketLimit, Plan, Scheme};
+use crate::{migrate, zsets, BucketLimit, Plan, Scheme};
 
 /// The listed hit that kept the key's shape.
 fn find_hit<'s>(summary: &'s Summary, db: u64, key: &[u8], rules: &[RuleId]) -> Option<&'s KeyHit> {
@@ -38,10 +38,10 @@ pub(crate) fn hash_tag(key: &[u8]) -> Option<&[u8]> {
 }
 
 /// Everything the pricing of one split needs.
-struct Split<'a> {
+pub(crate) struct Split<'a> {
     target: &'a Profile,
     kind: TypeKind,
-    shape: Shape,
+    pub(crate) shape: Shape,
     /// Length of the bucket name without its number.
     stem_len: u64,
     ttl: bool,
@@ -60,11 +60,11 @@ pub(crate) struct Cost {
 }
 
 impl Split<'_> {
-    fn estimate(&self, part: u64, key_len: u64) -> rdblens_memory::Estimate {
+    pub(crate) fn estimate(&self, part: u64, key_len: u64) -> rdblens_memory::Estimate {
         price_part(self.target, self.kind, &self.shape, part, key_len, self.ttl)
     }
 
-    fn encoding(&self, part: u64) -> Encoding {
+    pub(crate) fn encoding(&self, part: u64) -> Encoding {
         self.estimate(part, self.stem_len + 1).encoding
     }
 
@@ -93,7 +93,7 @@ impl Split<'_> {
 
     /// Cost of consecutive ranges of `size` elements (the last one
     /// shorter), with names `extra` bytes longer than the stem.
-    fn ranges(&self, buckets: u64, size: u64, extra: u64) -> Cost {
+    pub(crate) fn ranges(&self, buckets: u64, size: u64, extra: u64) -> Cost {
         let count = self.shape.count;
         let mut cost = Cost::default();
         let mut start = 0u64;
@@ -118,7 +118,7 @@ impl Split<'_> {
 }
 
 /// The compact limit a bucket of this shape can stay under, or why none.
-fn compact_limit(split: &Split<'_>) -> Result<BucketLimit, String> {
+pub(crate) fn compact_limit(split: &Split<'_>) -> Result<BucketLimit, String> {
     let l = &split.target.limits;
     let s = &split.shape;
     let target = split.target.name();
@@ -211,6 +211,7 @@ pub(crate) fn plan(
     let (mut plan, tagged_cost) = match kind {
         TypeKind::String => strings(&split, cfg, &name),
         TypeKind::List => lists(&split, cfg, &name),
+        TypeKind::ZSet => zsets::score_ranges(&split, cfg, &name),
         _ => buckets(&split, cfg, &name),
     };
     plan.db = Some(db);
@@ -244,9 +245,22 @@ pub(crate) fn plan(
             expiring: if ttl { plan.buckets } else { 0 },
         },
     );
-    plan.settle_with_tables(tables::freed(target, now, removed, added));
+    let tables_freed = tables::freed(target, now, removed, added);
+    plan.settle_with_tables(tables_freed);
+    // The hash-tag variant makes as many keys: the same tables.
+    let tagged_used = tagged_cost.used + tables_freed.min(0).unsigned_abs();
+    if kind == TypeKind::ZSet {
+        plan.alternative = zsets::trimmed(&split, &plan, &name, key_len);
+    }
     plan.target = target.name();
-    plan.migration = migrate::steps(plan.scheme, &hit.type_name, &name, plan.buckets);
+    plan.migration = migrate::steps(
+        plan.scheme,
+        &hit.type_name,
+        &name,
+        plan.buckets,
+        plan.per_bucket,
+        ttl,
+    );
     match tagged {
         Some(tag) => {
             plan.hash_tag_pattern = plan.key_pattern.clone();
@@ -260,11 +274,11 @@ pub(crate) fn plan(
         None => {
             plan.hash_tag_pattern = format!("{{{name}}}{}", &plan.key_pattern[name.len()..]);
             plan.hash_tag_memory_after = tagged_cost.usage;
-            plan.hash_tag_used_memory_after = tagged_cost.used;
+            plan.hash_tag_used_memory_after = tagged_used;
             plan.hash_tag_cost = format!(
                 "every bucket in one slot, so one shard keeps all {} and all the key's traffic (no spread over the cluster); it buys multi-key commands across buckets (MGET, MULTI, Lua); names are 2 bytes longer: {} more",
                 text::bytes(plan.used_memory_after),
-                text::bytes(tagged_cost.used.saturating_sub(plan.used_memory_after))
+                text::bytes(tagged_used.saturating_sub(plan.used_memory_after))
             );
         }
     }
@@ -272,7 +286,7 @@ pub(crate) fn plan(
 }
 
 /// A plan with the fields every scheme fills left empty.
-fn blank(scheme: Scheme) -> Plan {
+pub(crate) fn blank(scheme: Scheme) -> Plan {
     Plan {
         kind: "key",
         db: None,
@@ -298,6 +312,7 @@ fn blank(scheme: Scheme) -> Plan {
         headroom: 0.0,
         encoding_after: String::new(),
         note: None,
+        alternative: None,
         used_memory_before: 0,
         used_memory_after: 0,
         saved: 0,
@@ -446,9 +461,6 @@ fn latency(kind: TypeKind, count: u64, per_bucket: u64, buckets: u64) -> String 
         ),
         TypeKind::Set => format!(
             "SMEMBERS, SSCAN and deleting now touch {all} members at once; after, ~{per} per bucket: SADD/SREM/SISMEMBER go to one bucket, SCARD is the sum of {n} SCARDs, SINTER/SUNION across buckets move to the client"
-        ),
-        TypeKind::ZSet => format!(
-            "ZRANGE 0 -1, ZSCAN and deleting now touch {all} members at once; after, ~{per} per bucket: ZADD/ZSCORE/ZREM go to one bucket, but ranks (ZRANGE by rank, ZREVRANK) no longer span buckets: merge the {n} buckets' ranges on the client, or keep a ranking trimmed to what is read"
         ),
         TypeKind::Stream => format!(
             "XRANGE - + and deleting now touch {all} entries at once; after, ~{per} per stream: XADD goes to one stream, readers XREAD the {n} streams (one call, several keys)"

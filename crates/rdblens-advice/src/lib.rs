@@ -27,6 +27,7 @@ pub mod sizing;
 mod sprawl;
 mod tables;
 pub mod text;
+mod zsets;
 
 use std::collections::BTreeMap;
 
@@ -40,8 +41,11 @@ use serde::Serialize;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Scheme {
-    /// Hash, set or sorted set: bucket = hash of the field/member modulo N.
+    /// Hash or set: bucket = hash of the field/member modulo N.
     HashBuckets,
+    /// Sorted set: consecutive score ranges, so ranks and score ranges
+    /// survive (a rank is the rank in the bucket plus the buckets above).
+    ScoreRanges,
     /// List that keeps its order: consecutive index (or time) ranges.
     ListRanges,
     /// String: N parts of consecutive bytes, read back with MGET.
@@ -57,6 +61,7 @@ impl Scheme {
     pub fn name(self) -> &'static str {
         match self {
             Scheme::HashBuckets => "hash-buckets",
+            Scheme::ScoreRanges => "score-ranges",
             Scheme::ListRanges => "list-ranges",
             Scheme::StringParts => "string-parts",
             Scheme::StreamSplit => "stream-split",
@@ -132,9 +137,14 @@ pub struct Plan {
     pub headroom: f64,
     /// The encoding the new keys get on the target (`OBJECT ENCODING` name).
     pub encoding_after: String,
-    /// Why the buckets cannot be compact, or what config they need.
+    /// Why the buckets cannot be compact, or what config they need; for a
+    /// sorted set, why score ranges and not hash buckets.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// Another way to fix the key, with its memory: for a sorted set, one
+    /// key trimmed to its top (ZREMRANGEBYRANK).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alternative: Option<String>,
     /// What deleting the key(s) now frees from the server's `used_memory`,
     /// in bytes: their `MEMORY USAGE` and keyspace entries, plus the
     /// allocator rounding `MEMORY USAGE` leaves out, less the keyspace

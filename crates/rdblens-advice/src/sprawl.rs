@@ -108,6 +108,7 @@ pub(crate) fn plan(summary: &Summary, target: &Profile, namespace: &str, severit
         },
         encoding_after: encoding.as_str().to_string(),
         note,
+        alternative: None,
         used_memory_before: t.used_memory,
         used_memory_after: cost.used,
         saved: 0,
@@ -123,7 +124,7 @@ pub(crate) fn plan(summary: &Summary, target: &Profile, namespace: &str, severit
             text::count(per_bucket),
             text::count(2 * per_bucket)
         ),
-        migration: migrate::steps(Scheme::NamespaceHashes, "string", &stem, n),
+        migration: migrate::steps(Scheme::NamespaceHashes, "string", &stem, n, per_bucket, false),
         target: target.name(),
     };
     // The namespace's keys are taken to be in the database with the most
@@ -142,6 +143,8 @@ pub(crate) fn plan(summary: &Summary, target: &Profile, namespace: &str, severit
         expiring: t.expiring,
     };
     let added = Keys { keys: n, expiring: 0 };
-    plan.settle_with_tables(tables::freed(&target, now, removed, added));
+    let tables_freed = tables::freed(&target, now, removed, added);
+    plan.settle_with_tables(tables_freed);
+    plan.hash_tag_used_memory_after += tables_freed.min(0).unsigned_abs();
     Some(plan)
 }

@@ -97,6 +97,9 @@ fn block(out: &mut String, p: &Plan) {
     if let Some(note) = &p.note {
         let _ = writeln!(out, "  note         {note}");
     }
+    if let Some(alternative) = &p.alternative {
+        let _ = writeln!(out, "  alternative  {alternative}");
+    }
     let _ = writeln!(out, "  latency      {}", p.latency);
     for (i, step) in p.migration.iter().enumerate() {
         let label = if i == 0 { "migration" } else { "" };

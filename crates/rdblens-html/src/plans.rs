@@ -19,6 +19,7 @@ fn fullest(plan: &Value) -> String {
     let max = count(u(plan, "max_per_bucket"));
     match s(plan, "scheme") {
         "hash-buckets" | "stream-split" | "namespace-hashes" => format!("fullest {max} at 99 %"),
+        // Ranges, parts and score ranges are cut to their size.
         _ => format!("at most {max}"),
     }
 }
@@ -58,10 +59,15 @@ pub fn plans(d: &Value) -> Option<String> {
             .and_then(Value::as_str)
             .map(|n| format!("<p class=\"advice\">{}</p>", html(n)))
             .unwrap_or_default();
+        let alternative = plan
+            .get("alternative")
+            .and_then(Value::as_str)
+            .map(|a| format!("<p class=\"advice\">Or: {}</p>", html(a)))
+            .unwrap_or_default();
         out.push_str(&format!(
             "<li><details><summary><span class=\"pill {sev}\">{sev}</span> {what} {type_} → {scheme}: {n} keys <code>{pattern}</code>, {enc}, used_memory {before} → {after} <span class=\"muted\">{saved}</span></summary>\
              <p>{by}; ~{per} per key ({max}) under {limit} {limit_v}, {headroom:.0}% growth headroom.</p>\
-             <p>used_memory (what the host sees): {before} → {after}, {saved}. The keys' MEMORY USAGE (what the server reports per key): {usage_before} → {usage_after}, {usage_saved}.</p>{note}\
+             <p>used_memory (what the host sees): {before} → {after}, {saved}. The keys' MEMORY USAGE (what the server reports per key): {usage_before} → {usage_after}, {usage_saved}.</p>{note}{alternative}\
              <p>Hash tag: <code>{tag}</code>: {tag_cost}</p><p>{latency}</p><ol>{steps}</ol></details></li>",
             sev = html(s(plan, "severity")),
             type_ = html(&format!("{} {}", s(plan, "type"), s(plan, "encoding_before"))),

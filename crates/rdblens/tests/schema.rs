@@ -76,6 +76,14 @@ fn options_that_shape_the_document_validate() {
         vec![f, "--target", "valkey-8.1", "--jemalloc-quantum", "16"],
         vec![f, "fixtures/rdb/redis-7.2.4/all-types.rdb"],
         vec!["fixtures/rules/bigkeys.rdb", "--section", "findings,plans"],
+        // A sorted set's score ranges and trimmed alternative.
+        vec![
+            "fixtures/rules/bigkeys.rdb",
+            "--section",
+            "plans",
+            "--set",
+            "big-collection.warn=1000",
+        ],
         vec![
             "fixtures/rules/sprawl.rdb",
             "--section",
