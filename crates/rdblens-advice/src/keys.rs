@@ -6,7 +6,7 @@ use rdblens_analysis::acc::rules::{namespace_of, KeyHit};
 use rdblens_analysis::rules::{RuleConfig, RuleId, Severity};
 use rdblens_analysis::{KeyName, Summary};
 use rdblens_audit::text;
-use rdblens_memory::{keyspace_overhead, price_part, Encoding, Limit, Profile, Shape};
+use rdblens_memory::{keyspace_overhead, price_part, Encoding, Family, Limit, Profile, ServerVersion, Shape};
 use rdblens_parser::TypeKind;
 
 use crate::sizing::{self, digit_groups, expected_price, fullest, GROWTH};
@@ -61,7 +61,12 @@ pub(crate) struct Cost {
 
 impl Split<'_> {
     pub(crate) fn estimate(&self, part: u64, key_len: u64) -> rdblens_memory::Estimate {
-        price_part(self.target, self.kind, &self.shape, part, key_len, self.ttl)
+        let mut e = price_part(self.target, self.kind, &self.shape, part, key_len, self.ttl);
+        if self.kind == TypeKind::Set && e.encoding == Encoding::Hashtable {
+            let old = unfinished_rehash(self.target, part);
+            e.memory = e.memory.map(|m| m + old);
+        }
+        e
     }
 
     pub(crate) fn encoding(&self, part: u64) -> Encoding {
@@ -114,6 +119,36 @@ impl Split<'_> {
             cost.keyspace += n * keyspace_overhead(self.target, key_len, self.ttl);
         }
         cost
+    }
+}
+
+/// The old bucket array a set's table still holds after `members` SADDs
+/// (8 bytes a slot), where its last doubling has not finished rehashing.
+/// A table doubles when an add finds it full, and each later SADD moves
+/// one non-empty bucket of the old array to the new one (dict.c
+/// `_dictRehashStep`); of an old array of s slots holding s members, about
+/// s·(1 - 1/e) buckets are non-empty. `MEMORY USAGE` counts both arrays,
+/// and so does `used_memory`. (A hash grown by HSET looks its field up
+/// first, a second step per command: its rehash ends before the hash
+/// reaches the next doubling.) Tables of Valkey 8.1+ rehash differently:
+/// nothing is added there.
+fn unfinished_rehash(target: &Profile, members: u64) -> u64 {
+    if target.family == Family::Valkey && target.version >= ServerVersion::new(8, 1, 0) {
+        return 0;
+    }
+    // The table's size once `members` were added one by one (4 at least),
+    // and the array it doubled from.
+    let size = members.max(4).next_power_of_two();
+    let old = size / 2;
+    if old < 4 || members <= old {
+        return 0;
+    }
+    let steps = members - old - 1;
+    let non_empty = old as f64 * (1.0 - (1.0 - 1.0 / old as f64).powf(old as f64));
+    if (steps as f64) < non_empty {
+        8 * old
+    } else {
+        0
     }
 }
 
@@ -474,5 +509,24 @@ fn latency(kind: TypeKind, count: u64, per_bucket: u64, buckets: u64) -> String 
             text::bytes(per_bucket)
         ),
         _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_set_grown_by_sadd_keeps_its_old_array_while_rehashing() {
+        let redis70 = Profile::new(Family::Redis, ServerVersion::new(7, 0, 15), 16);
+        // 770 members: doubled to 1,024 slots at the 513th, 257 steps
+        // since, fewer than the ~324 non-empty old buckets: 512 slots left.
+        assert_eq!(unfinished_rehash(&redis70, 770), 8 * 512);
+        // 850: 337 steps, the rehash is done.
+        assert_eq!(unfinished_rehash(&redis70, 850), 0);
+        // 512 exactly: full, not doubled yet.
+        assert_eq!(unfinished_rehash(&redis70, 512), 0);
+        let valkey81 = Profile::new(Family::Valkey, ServerVersion::new(8, 1, 0), 8);
+        assert_eq!(unfinished_rehash(&valkey81, 770), 0);
     }
 }

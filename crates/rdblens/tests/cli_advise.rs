@@ -62,7 +62,7 @@ fn advise_json_is_the_report_plans_section() {
     assert_eq!(hash["memory_usage_saved"], 305_664 - 66_386);
     assert_eq!(advise["jemalloc_quantum"], 16);
     assert_eq!(advise["total"]["plans"], 5);
-    assert_eq!(advise["total"]["saved"], 283_956);
+    assert_eq!(advise["total"]["saved"], 218_420);
 }
 
 #[test]
