@@ -171,14 +171,18 @@ def build(p: Pipeline, plan: dict) -> tuple[list[bytes], list[bytes]]:
         for m in scan_all(p, "SSCAN", key):
             p.add(enc(b"SADD", buckets[crc(m, n)], m))
     elif scheme == "score-ranges":
+        # Bounds in the sorted set's own order, (score, member): Python
+        # compares bytes as Redis compares members (memcmp, then length).
         size = plan["per_bucket"]
-        bounds = [float(many(p, [("ZRANGE", key, i * size, i * size, "WITHSCORES")])[0][1])
-                  for i in range(1, n)]
+        bounds = []
+        for i in range(1, n):
+            m, s = p.call("ZRANGE", key, i * size, i * size, "WITHSCORES")
+            bounds.append((float(s), m))
         total = p.call("ZCARD", key)
         for start in range(0, total, 1000):
             items = p.call("ZRANGE", key, start, start + 999, "WITHSCORES")
             for m, s in zip(items[0::2], items[1::2]):
-                p.add(enc(b"ZADD", buckets[bisect.bisect_right(bounds, float(s))], s, m))
+                p.add(enc(b"ZADD", buckets[bisect.bisect_right(bounds, (float(s), m))], s, m))
     elif scheme == "list-ranges":
         size = plan["per_bucket"]
         total = p.call("LLEN", key)
@@ -267,6 +271,7 @@ def main() -> int:
     ap.add_argument("--jemalloc-quantum", choices=["8", "16"], default=None,
                     help="passed to rdblens (default: the allocator the report detects)")
     ap.add_argument("--per-scheme", type=int, default=10, help="plans applied per scheme")
+    ap.add_argument("--schemes", default=",".join(SCHEMES), help="the schemes checked, comma-separated")
     ap.add_argument("--no-extras", action="store_true", help="do not add the extra keys")
     ap.add_argument("--tolerance", type=float, default=0.02)
     ap.add_argument("--seed", type=int, default=17)
@@ -302,7 +307,7 @@ def main() -> int:
         plans = json.loads(subprocess.run(cmd, check=True, capture_output=True, timeout=3600).stdout)
         advise_s = time.monotonic() - t0
         chosen = []
-        for scheme in SCHEMES:
+        for scheme in args.schemes.split(","):
             chosen += [pl for pl in plans["plans"] if pl["scheme"] == scheme][:args.per_scheme]
         for plan in chosen:
             m = measure(server.port, plan)

@@ -34,8 +34,8 @@ pub(crate) fn steps(
             ]
         }
         Scheme::ScoreRanges => vec![
-            format!("Cut the bounds: ZRANGE {key} <i*{per_bucket}> <i*{per_bucket}> WITHSCORES for i = 1 .. {last} gives the lowest score of each bucket but the first; keep the {last} bounds where writers and readers find them (their config, or a small hash of their own)."),
-            format!("Deploy writers that ZADD to both {key} and the bucket of the score, {key}:<i> where bound i <= score < bound i+1 (a score that crosses a bound: ZREM from the old bucket and ZADD to the new one in one MULTI)."),
+            format!("Cut the bounds: ZRANGE {key} <i*{per_bucket}> <i*{per_bucket}> WITHSCORES for i = 1 .. {last} gives the lowest (score, member) of each bucket but the first; keep the {last} bounds where writers and readers find them (their config, or a small hash of their own)."),
+            format!("Deploy writers that ZADD to both {key} and the bucket of the score, {key}:<i> where bound i <= (score, member) < bound i+1 (a score that crosses a bound: ZREM from the old bucket and ZADD to the new one in one MULTI)."),
             format!("Copy the existing members in score order: ZRANGE {key} <start> <start+499> WITHSCORES, then ZADD each batch into its buckets (pipelined; idempotent, so it can be rerun)."),
             format!("Switch readers to the buckets {key}:0 .. {key}:{last}, falling back to {key} until the copy is done: a rank is the rank in the member's bucket plus the ZCARDs of the buckets above it."),
             format!("Stop writing {key}; delete it with UNLINK (freed in the background) or in ZREMRANGEBYRANK {key} 0 499 batches. {never_del}"),

@@ -47,7 +47,7 @@ pub(crate) fn score_ranges(split: &Split<'_>, cfg: &RuleConfig, name: &str) -> (
         buckets: n,
         key_pattern: format!("{name}:<0..{last}>"),
         bucket_by: format!(
-            "score ranges: bucket i holds the scores from bound i up to bound i+1; the {last} bounds are today's scores at ranks {size}, {}, ... (ZRANGE {name} {size} {size} WITHSCORES, ...), so each bucket starts with {per} members",
+            "score ranges in the sorted set's own order (score, then member): bucket i holds from bound i up to bound i+1; the {last} bounds are today's (score, member) at ranks {size}, {}, ... (ZRANGE {name} {size} {size} WITHSCORES, ...), so each bucket starts with {per} members (ties at a bound split by member)",
             2 * size
         ),
         elements: s.count,

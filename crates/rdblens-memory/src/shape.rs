@@ -164,14 +164,27 @@ pub fn price_part(
         }
         TypeKind::Stream => {
             let lp_raw = s(shape.stream_lp_raw);
+            let lp_rounded = s(shape.stream_lp_rounded) + open_node_prealloc(profile, part, lp_raw);
+            let (tree_allocated, groups) = (s(shape.stream_tree_allocated), s(shape.stream_groups));
             facts.stream = Some(StreamFacts {
                 lp_raw,
-                lp_rounded: s(shape.stream_lp_rounded) + open_node_prealloc(profile, part, lp_raw),
+                lp_rounded,
                 tree_usage: s(shape.stream_tree_usage),
-                tree_allocated: s(shape.stream_tree_allocated),
-                groups: s(shape.stream_groups),
-                // A priced part is read for its MEMORY USAGE only.
-                allocated: 0,
+                tree_allocated,
+                groups,
+                // What the part allocates where MEMORY USAGE counts its
+                // rax roughly (Redis up to 8.0): the struct, the rax as
+                // allocated, the nodes (the consumer groups as counted).
+                allocated: match rules.era {
+                    crate::rules::Era::Legacy | crate::rules::Era::Dict => {
+                        rules.j(rules.stream_struct.max(40))
+                            + rules.j(24)
+                            + tree_allocated
+                            + lp_rounded
+                            + groups
+                    }
+                    _ => 0,
+                },
             });
             ValueType::StreamListpacks3
         }
@@ -196,8 +209,7 @@ pub fn price_part(
         keyspace_overhead: model::keyspace::overhead(&ctx),
         bucket_share: model::keyspace::bucket_share(&ctx),
         allocator_slack: model::allocator_slack(&facts, value.encoding, &ctx),
-        // A priced part is read for its MEMORY USAGE only.
-        usage_overcount: 0,
+        usage_overcount: model::usage_overcount(&facts, value.encoding, &ctx),
         shape: Shape::default(),
     }
 }

@@ -98,7 +98,7 @@ fn advise_rejects_bad_rule_settings() {
 /// a plan once big-collection warns at 1,000): score ranges, why, and the
 /// trimmed top-N, never hash buckets; no TTL step for a key without one.
 const ZSET_PLAN: &str = r#"warn db0 big:zset:ranking (zset skiplist, 1,500 elements; big-collection)
-  scheme       score-ranges: 15 keys big:zset:ranking:<0..14>, score ranges: bucket i holds the scores from bound i up to bound i+1; the 14 bounds are today's scores at ranks 100, 200, ... (ZRANGE big:zset:ranking 100 100 WITHSCORES, ...), so each bucket starts with 100 members
+  scheme       score-ranges: 15 keys big:zset:ranking:<0..14>, score ranges in the sorted set's own order (score, then member): bucket i holds from bound i up to bound i+1; the 14 bounds are today's (score, member) at ranks 100, 200, ... (ZRANGE big:zset:ranking 100 100 WITHSCORES, ...), so each bucket starts with 100 members (ties at a bound split by member)
   buckets      ~100 each (at most 100) under zset-max-listpack-entries 128: listpack, 28% growth headroom
   used_memory  165.3 KiB -> 23.9 KiB: saves 141.4 KiB (what the server's used_memory changes by)
   MEMORY USAGE 153.5 KiB -> 23.6 KiB: saves 130.0 KiB (the keys' MEMORY USAGE, summed)
@@ -106,8 +106,8 @@ const ZSET_PLAN: &str = r#"warn db0 big:zset:ranking (zset skiplist, 1,500 eleme
   note         a sorted set orders its members: buckets by a hash of the member would spread every rank and score range over all 15 buckets (ZREVRANK, ZRANGE by rank or by score would read them all and merge on the client); buckets by score range keep the order, two levels deep: a member's rank is its rank in its bucket plus the ZCARDs of the buckets above it. Scores bunch where they grow: re-cut the bounds when a bucket nears the limit
   alternative  if only the top is read (a leaderboard shown by its first ranks), keep one key trimmed to the top 128: ZADD big:zset:ranking <score> <member>, then ZREMRANGEBYRANK big:zset:ranking 0 -129 in the same MULTI; 128 members are a listpack of 2.1 KiB used_memory (2.1 KiB MEMORY USAGE), saving 163.2 KiB. The members below the top are dropped: keep their scores elsewhere (a hash bucketed by member) if they are needed
   latency      ZRANGE 0 -1, ZSCAN and deleting now touch 1,500 members at once; after, ranges of ~100: ZADD goes to the bucket of its score (a score that crosses a bound moves the member: ZREM and ZADD in one MULTI); the top k is ZREVRANGE of the top bucket; ZREVRANK is the rank in the member's bucket plus the ZCARDs of the buckets above (pipelined); ZSCORE and ZREM by member need its bucket: ZSCORE the 15 buckets (pipelined) or keep member -> score in a hash of its own
-  migration    1. Cut the bounds: ZRANGE big:zset:ranking <i*100> <i*100> WITHSCORES for i = 1 .. 14 gives the lowest score of each bucket but the first; keep the 14 bounds where writers and readers find them (their config, or a small hash of their own).
-               2. Deploy writers that ZADD to both big:zset:ranking and the bucket of the score, big:zset:ranking:<i> where bound i <= score < bound i+1 (a score that crosses a bound: ZREM from the old bucket and ZADD to the new one in one MULTI).
+  migration    1. Cut the bounds: ZRANGE big:zset:ranking <i*100> <i*100> WITHSCORES for i = 1 .. 14 gives the lowest (score, member) of each bucket but the first; keep the 14 bounds where writers and readers find them (their config, or a small hash of their own).
+               2. Deploy writers that ZADD to both big:zset:ranking and the bucket of the score, big:zset:ranking:<i> where bound i <= (score, member) < bound i+1 (a score that crosses a bound: ZREM from the old bucket and ZADD to the new one in one MULTI).
                3. Copy the existing members in score order: ZRANGE big:zset:ranking <start> <start+499> WITHSCORES, then ZADD each batch into its buckets (pipelined; idempotent, so it can be rerun).
                4. Switch readers to the buckets big:zset:ranking:0 .. big:zset:ranking:14, falling back to big:zset:ranking until the copy is done: a rank is the rank in the member's bucket plus the ZCARDs of the buckets above it.
                5. Stop writing big:zset:ranking; delete it with UNLINK (freed in the background) or in ZREMRANGEBYRANK big:zset:ranking 0 499 batches. Never DEL it: DEL frees a big key on the main thread and blocks every client."#;
@@ -177,7 +177,7 @@ fn a_leaderboard_plan_in_json() {
             "scheme": "score-ranges",
             "buckets": 15,
             "key_pattern": "big:zset:ranking:<0..14>",
-            "bucket_by": "score ranges: bucket i holds the scores from bound i up to bound i+1; the 14 bounds are today's scores at ranks 100, 200, ... (ZRANGE big:zset:ranking 100 100 WITHSCORES, ...), so each bucket starts with 100 members",
+            "bucket_by": "score ranges in the sorted set's own order (score, then member): bucket i holds from bound i up to bound i+1; the 14 bounds are today's (score, member) at ranks 100, 200, ... (ZRANGE big:zset:ranking 100 100 WITHSCORES, ...), so each bucket starts with 100 members (ties at a bound split by member)",
             "hash_tag_pattern": "{big:zset:ranking}:<0..14>",
             "hash_tag_cost": "every bucket in one slot, so one shard keeps all 23.9 KiB and all the key's traffic (no spread over the cluster); it buys multi-key commands across buckets (MGET, MULTI, Lua); names are 2 bytes longer: 0 B more",
             "elements": 1500,
@@ -203,8 +203,8 @@ fn a_leaderboard_plan_in_json() {
             "hash_tag_memory_after": 24120,
             "latency": "ZRANGE 0 -1, ZSCAN and deleting now touch 1,500 members at once; after, ranges of ~100: ZADD goes to the bucket of its score (a score that crosses a bound moves the member: ZREM and ZADD in one MULTI); the top k is ZREVRANGE of the top bucket; ZREVRANK is the rank in the member's bucket plus the ZCARDs of the buckets above (pipelined); ZSCORE and ZREM by member need its bucket: ZSCORE the 15 buckets (pipelined) or keep member -> score in a hash of its own",
             "migration": [
-                "Cut the bounds: ZRANGE big:zset:ranking <i*100> <i*100> WITHSCORES for i = 1 .. 14 gives the lowest score of each bucket but the first; keep the 14 bounds where writers and readers find them (their config, or a small hash of their own).",
-                "Deploy writers that ZADD to both big:zset:ranking and the bucket of the score, big:zset:ranking:<i> where bound i <= score < bound i+1 (a score that crosses a bound: ZREM from the old bucket and ZADD to the new one in one MULTI).",
+                "Cut the bounds: ZRANGE big:zset:ranking <i*100> <i*100> WITHSCORES for i = 1 .. 14 gives the lowest (score, member) of each bucket but the first; keep the 14 bounds where writers and readers find them (their config, or a small hash of their own).",
+                "Deploy writers that ZADD to both big:zset:ranking and the bucket of the score, big:zset:ranking:<i> where bound i <= (score, member) < bound i+1 (a score that crosses a bound: ZREM from the old bucket and ZADD to the new one in one MULTI).",
                 "Copy the existing members in score order: ZRANGE big:zset:ranking <start> <start+499> WITHSCORES, then ZADD each batch into its buckets (pipelined; idempotent, so it can be rerun).",
                 "Switch readers to the buckets big:zset:ranking:0 .. big:zset:ranking:14, falling back to big:zset:ranking until the copy is done: a rank is the rank in the member's bucket plus the ZCARDs of the buckets above it.",
                 "Stop writing big:zset:ranking; delete it with UNLINK (freed in the background) or in ZREMRANGEBYRANK big:zset:ranking 0 499 batches. Never DEL it: DEL frees a big key on the main thread and blocks every client."
