@@ -349,6 +349,21 @@ def main() -> int:
         within = sum(1 for e in errs if e <= args.tolerance)
         summary.append("%s within %.0f%%: %d of %d (worst %.2f%%)" % (
             what, args.tolerance * 100, within, len(errs), max(errs, default=0) * 100))
+    summary += ["", "| scheme | plans | worst error: used_memory before | after | saved | MEMORY USAGE before | after "
+                "| every bucket in its encoding | fullest within the maximum |",
+                "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for scheme in args.schemes.split(","):
+        mine = [r for r in rows if r[0]["scheme"] == scheme]
+        if not mine:
+            continue
+        worst = ["%.2f%%" % (max(abs(off(w, pr, real, m)) for _, m, figures, _ in mine
+                                 for w, pr, real in figures if w == what) * 100)
+                 for what in ["used before", "used after", "saved", "usage before", "usage after"]]
+        summary.append("| %s | %d | %s | %d | %d |" % (
+            scheme, len(mine), " | ".join(worst),
+            sum(1 for plan, m, _, _ in mine if m["in_encoding"] == plan["buckets"]),
+            sum(1 for plan, m, _, _ in mine if m["fullest"] <= plan["max_per_bucket"])))
+    summary.append("")
     encoded = sum(1 for plan, m, _, _ in rows if m["in_encoding"] == plan["buckets"])
     under = sum(1 for plan, m, _, _ in rows if m["fullest"] <= plan["max_per_bucket"])
     summary.append("every bucket in the planned encoding: %d of %d plans" % (encoded, len(rows)))

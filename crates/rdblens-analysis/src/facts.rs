@@ -52,6 +52,9 @@ pub struct KeyFacts<'k> {
     pub usage_overcount: u64,
     /// Absolute expiry time in unix ms; `None` without a TTL.
     pub expiry_ms: Option<i64>,
+    /// The integer a string value holds, where the file stores it as one
+    /// (the small-key-sprawl tally prices its listpack entry exactly).
+    pub int_value: Option<i64>,
     /// LRU idle time in seconds, when the file records it (LRU eviction policies).
     pub idle_seconds: Option<u64>,
     /// LFU access counter (0-255), when the file records it (LFU eviction policies).
@@ -102,6 +105,7 @@ impl<'k> KeyFacts<'k> {
             value_rounding: 0,
             usage_overcount: 0,
             expiry_ms,
+            int_value: None,
             idle_seconds: None,
             lfu_freq: None,
             slot: key_slot(key),
@@ -134,6 +138,8 @@ pub(crate) struct Measure {
     /// Blobs the target keeps as stored may be counted by their header
     /// (`Estimator::counting_by_header`): no lengths, no `all_int`.
     pub header_counts: bool,
+    /// The integer of a string value the file stores as one.
+    pub int_value: Option<i64>,
 }
 
 impl Measure {
@@ -148,6 +154,9 @@ impl Measure {
 
 impl ValueVisitor for Measure {
     fn string(&mut self, value: RdbString<'_>) {
+        if let RdbString::Int(v) = value {
+            self.int_value = Some(v);
+        }
         self.stats.string(value)
     }
     fn node(&mut self, node: &NodeInfo) {
@@ -263,6 +272,7 @@ pub(crate) fn facts_of<'k>(
         value_rounding: estimate.allocator_slack,
         usage_overcount: estimate.usage_overcount,
         expiry_ms: entry.expiry.map(|e| e.unix_ms),
+        int_value: measure.int_value,
         idle_seconds: entry.idle_seconds,
         lfu_freq: entry.lfu_freq,
         slot: key_slot(key),

@@ -378,7 +378,10 @@ impl RuleHits {
             None => (namespace_of(f.key, self.separator), f.key),
         };
         let value = if f.encoding == rdblens_memory::Encoding::Int {
-            listpack::int_entry_for_digits(f.elements)
+            // Exact where the file stores the integer as one; otherwise
+            // the widest of its digit count.
+            f.int_value
+                .map_or_else(|| listpack::int_entry_for_digits(f.elements), listpack::int_entry)
         } else {
             listpack::str_entry(f.elements)
         };
