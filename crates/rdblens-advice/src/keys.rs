@@ -6,11 +6,12 @@ use rdblens_analysis::acc::rules::{namespace_of, KeyHit};
 use rdblens_analysis::rules::{RuleConfig, RuleId, Severity};
 use rdblens_analysis::{KeyName, Summary};
 use rdblens_audit::text;
-use rdblens_memory::{keyspace_overhead, price_part, Encoding, Limit, Profile, Shape};
+use rdblens_memory::{keyspace_overhead, price_part, Encoding, Family, Limit, Profile, ServerVersion, Shape};
 use rdblens_parser::TypeKind;
 
-use crate::sizing::{self, digit_groups, expected_max, expected_price, mean_per_bucket, GROWTH};
-use crate::{migrate, BucketLimit, Plan, PlanKind, Scheme};
+use crate::sizing::{self, digit_groups, expected_price, fullest, GROWTH};
+use crate::tables::{self, Keys};
+use crate::{migrate, zsets, BucketLimit, Plan, PlanKind, Scheme};
 
 /// The listed hit that kept the key's shape.
 fn find_hit<'s>(summary: &'s Summary, db: u64, key: &[u8], rules: &[RuleId]) -> Option<&'s KeyHit> {
@@ -37,73 +38,122 @@ pub(crate) fn hash_tag(key: &[u8]) -> Option<&[u8]> {
 }
 
 /// Everything the pricing of one split needs.
-struct Split<'a> {
+pub(crate) struct Split<'a> {
     target: &'a Profile,
     kind: TypeKind,
-    shape: Shape,
+    pub(crate) shape: Shape,
     /// Length of the bucket name without its number.
     stem_len: u64,
     ttl: bool,
 }
 
+/// What a set of new keys costs, summed.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Cost {
+    /// Their `MEMORY USAGE`.
+    pub usage: u64,
+    /// The keyspace overhead `MEMORY USAGE` leaves out.
+    pub keyspace: u64,
+    /// What creating them adds to `used_memory` (the keyspace bucket
+    /// arrays aside, which a few keys more or less do not resize).
+    pub used: u64,
+}
+
 impl Split<'_> {
-    fn price(&self, part: u64, key_len: u64) -> Option<u64> {
-        price_part(self.target, self.kind, &self.shape, part, key_len, self.ttl).memory
+    pub(crate) fn estimate(&self, part: u64, key_len: u64) -> rdblens_memory::Estimate {
+        let mut e = price_part(self.target, self.kind, &self.shape, part, key_len, self.ttl);
+        if self.kind == TypeKind::Set && e.encoding == Encoding::Hashtable {
+            let old = unfinished_rehash(self.target, part);
+            e.memory = e.memory.map(|m| m + old);
+        }
+        e
     }
 
-    fn encoding(&self, part: u64) -> Encoding {
-        price_part(
-            self.target,
-            self.kind,
-            &self.shape,
-            part,
-            self.stem_len + 1,
-            self.ttl,
-        )
-        .encoding
+    pub(crate) fn encoding(&self, part: u64) -> Encoding {
+        self.estimate(part, self.stem_len + 1).encoding
     }
 
-    /// Expected memory of `buckets` hash-spread buckets, with names
-    /// `extra` bytes longer than the stem plus the bucket number.
-    fn spread(&self, buckets: u64, extra: u64) -> (u64, u64) {
-        let mut memory = 0.0;
+    /// Expected cost of `buckets` hash-spread buckets, with names `extra`
+    /// bytes longer than the stem plus the bucket number.
+    fn spread(&self, buckets: u64, extra: u64) -> Cost {
+        let (mut usage, mut used) = (0.0, 0.0);
         let mut keyspace = 0;
         for (d, n) in digit_groups(buckets) {
             let key_len = self.stem_len + extra + d;
-            let each = expected_price(self.shape.count, buckets, |k| self.price(k, key_len).unwrap_or(0));
-            memory += n as f64 * each;
+            let count = self.shape.count;
+            usage +=
+                n as f64 * expected_price(count, buckets, |k| self.estimate(k, key_len).memory.unwrap_or(0));
+            used += n as f64
+                * expected_price(count, buckets, |k| {
+                    self.estimate(k, key_len).adds_to_used_memory()
+                });
             keyspace += n * keyspace_overhead(self.target, key_len, self.ttl);
         }
-        (memory.round() as u64, keyspace)
+        Cost {
+            usage: usage.round() as u64,
+            keyspace,
+            used: used.round() as u64,
+        }
     }
 
-    /// Memory of consecutive ranges of `size` elements (the last one
+    /// Cost of consecutive ranges of `size` elements (the last one
     /// shorter), with names `extra` bytes longer than the stem.
-    fn ranges(&self, buckets: u64, size: u64, extra: u64) -> (u64, u64) {
+    pub(crate) fn ranges(&self, buckets: u64, size: u64, extra: u64) -> Cost {
         let count = self.shape.count;
-        let mut memory = 0;
-        let mut keyspace = 0;
+        let mut cost = Cost::default();
         let mut start = 0u64;
         for (d, n) in digit_groups(buckets) {
             let key_len = self.stem_len + extra + d;
-            let full = self.price(size, key_len).unwrap_or(0);
+            let full = self.estimate(size, key_len);
             for i in 0..n {
                 let part = size.min(count.saturating_sub(start + i * size));
-                memory += if part == size {
+                let e = if part == size {
                     full
                 } else {
-                    self.price(part, key_len).unwrap_or(0)
+                    self.estimate(part, key_len)
                 };
+                cost.usage += e.memory.unwrap_or(0);
+                cost.used += e.adds_to_used_memory();
             }
             start += n * size;
-            keyspace += n * keyspace_overhead(self.target, key_len, self.ttl);
+            cost.keyspace += n * keyspace_overhead(self.target, key_len, self.ttl);
         }
-        (memory, keyspace)
+        cost
+    }
+}
+
+/// The old bucket array a set's table still holds after `members` SADDs
+/// (8 bytes a slot), where its last doubling has not finished rehashing.
+/// A table doubles when an add finds it full, and each later SADD moves
+/// one non-empty bucket of the old array to the new one (dict.c
+/// `_dictRehashStep`); of an old array of s slots holding s members, about
+/// s·(1 - 1/e) buckets are non-empty. `MEMORY USAGE` counts both arrays,
+/// and so does `used_memory`. (A hash grown by HSET looks its field up
+/// first, a second step per command: its rehash ends before the hash
+/// reaches the next doubling.) Tables of Valkey 8.1+ rehash differently:
+/// nothing is added there.
+fn unfinished_rehash(target: &Profile, members: u64) -> u64 {
+    if target.family == Family::Valkey && target.version >= ServerVersion::new(8, 1, 0) {
+        return 0;
+    }
+    // The table's size once `members` were added one by one (4 at least),
+    // and the array it doubled from.
+    let size = members.max(4).next_power_of_two();
+    let old = size / 2;
+    if old < 4 || members <= old {
+        return 0;
+    }
+    let steps = members - old - 1;
+    let non_empty = old as f64 * (1.0 - (1.0 - 1.0 / old as f64).powf(old as f64));
+    if (steps as f64) < non_empty {
+        8 * old
+    } else {
+        0
     }
 }
 
 /// The compact limit a bucket of this shape can stay under, or why none.
-fn compact_limit(split: &Split<'_>) -> Result<BucketLimit, String> {
+pub(crate) fn compact_limit(split: &Split<'_>) -> Result<BucketLimit, String> {
     let l = &split.target.limits;
     let s = &split.shape;
     let target = split.target.name();
@@ -151,8 +201,21 @@ fn compact_limit(split: &Split<'_>) -> Result<BucketLimit, String> {
     }
 }
 
-/// Buckets needed to keep each one's bytes under big-value-bytes' warn
-/// level with the same growth allowance.
+/// Hash-filled buckets needed to keep the fullest one's bytes under
+/// big-value-bytes' warn level after the same growth (elements assumed
+/// alike: the warn level in elements of the value's average size).
+fn hash_buckets_for_bytes(shape: &Shape, cfg: &RuleConfig) -> u64 {
+    if shape.listpack_entries == 0 {
+        return 2;
+    }
+    let per_element = shape.listpack_entries as f64 / shape.count.max(1) as f64;
+    let limit = (cfg.big_value_bytes.warn.0 as f64 / per_element).floor().max(1.0) as u64;
+    sizing::buckets_for(shape.count, limit)
+}
+
+/// Consecutive ranges needed to keep each one's bytes under
+/// big-value-bytes' warn level with the same growth allowance (ranges are
+/// filled to their size: no spread).
 fn buckets_for_bytes(shape: &Shape, cfg: &RuleConfig) -> u64 {
     let bytes = shape.listpack_entries as f64 * (1.0 + GROWTH);
     (bytes / cfg.big_value_bytes.warn.0.max(1) as f64).ceil() as u64
@@ -180,9 +243,10 @@ pub(crate) fn plan(
         ttl,
     };
     let tagged = hash_tag(key);
-    let (mut plan, tag_extra) = match kind {
+    let (mut plan, tagged_cost) = match kind {
         TypeKind::String => strings(&split, cfg, &name),
         TypeKind::List => lists(&split, cfg, &name),
+        TypeKind::ZSet => zsets::score_ranges(&split, cfg, &name),
         _ => buckets(&split, cfg, &name),
     };
     plan.db = Some(db);
@@ -197,14 +261,46 @@ pub(crate) fn plan(
     plan.encoding_before = hit.encoding.clone();
     plan.memory_before = hit.memory;
     plan.keyspace_before = keyspace_overhead(target, key_len, ttl);
-    plan.saved =
-        (plan.memory_before + plan.keyspace_before) as i64 - (plan.memory_after + plan.keyspace_after) as i64;
+    // Summaries keep what deleting the key frees; a hit without it (none
+    // should be) is priced as its MEMORY USAGE plus keyspace overhead.
+    plan.used_memory_before = hit
+        .used_memory
+        .unwrap_or(plan.memory_before + plan.keyspace_before);
+    let now = summary.keys.databases.get(&db).map_or(Keys::default(), |c| Keys {
+        keys: c.keys,
+        expiring: c.keys_with_expiry,
+    });
+    let (removed, added) = (
+        Keys {
+            keys: 1,
+            expiring: u64::from(ttl),
+        },
+        Keys {
+            keys: plan.buckets,
+            expiring: if ttl { plan.buckets } else { 0 },
+        },
+    );
+    let tables_freed = tables::freed(target, now, removed, added);
+    plan.settle_with_tables(tables_freed);
+    // The hash-tag variant makes as many keys: the same tables.
+    let tagged_used = tagged_cost.used + tables_freed.min(0).unsigned_abs();
+    if kind == TypeKind::ZSet {
+        plan.alternative = zsets::trimmed(&split, &plan, &name, key_len);
+    }
     plan.target = target.name();
-    plan.migration = migrate::steps(plan.scheme, &hit.type_name, &name, plan.buckets);
+    plan.migration = migrate::steps(
+        plan.scheme,
+        &hit.type_name,
+        &name,
+        plan.buckets,
+        plan.per_bucket,
+        ttl,
+    );
     match tagged {
         Some(tag) => {
             plan.hash_tag_pattern = plan.key_pattern.clone();
             plan.hash_tag_memory_after = plan.memory_after;
+            plan.hash_tag_used_memory_after = plan.used_memory_after;
             plan.hash_tag_cost = format!(
                 "the key's hash tag {{{}}} already keeps every bucket in its slot: one shard holds all of them, as it holds the key today",
                 String::from_utf8_lossy(tag)
@@ -212,11 +308,12 @@ pub(crate) fn plan(
         }
         None => {
             plan.hash_tag_pattern = format!("{{{name}}}{}", &plan.key_pattern[name.len()..]);
-            plan.hash_tag_memory_after = tag_extra;
+            plan.hash_tag_memory_after = tagged_cost.usage;
+            plan.hash_tag_used_memory_after = tagged_used;
             plan.hash_tag_cost = format!(
                 "every bucket in one slot, so one shard keeps all {} and all the key's traffic (no spread over the cluster); it buys multi-key commands across buckets (MGET, MULTI, Lua); names are 2 bytes longer: {} more",
-                text::bytes(plan.memory_after),
-                text::bytes(tag_extra.saturating_sub(plan.memory_after))
+                text::bytes(plan.used_memory_after),
+                text::bytes(tagged_used.saturating_sub(plan.used_memory_after))
             );
         }
     }
@@ -224,7 +321,7 @@ pub(crate) fn plan(
 }
 
 /// A plan with the fields every scheme fills left empty.
-fn blank(scheme: Scheme) -> Plan {
+pub(crate) fn blank(scheme: Scheme) -> Plan {
     Plan {
         kind: PlanKind::Key,
         db: None,
@@ -250,11 +347,16 @@ fn blank(scheme: Scheme) -> Plan {
         headroom: 0.0,
         encoding_after: String::new(),
         note: None,
+        alternative: None,
+        used_memory_before: 0,
+        used_memory_after: 0,
+        saved: 0,
         memory_before: 0,
         memory_after: 0,
+        memory_usage_saved: 0,
         keyspace_before: 0,
         keyspace_after: 0,
-        saved: 0,
+        hash_tag_used_memory_after: 0,
         hash_tag_memory_after: 0,
         latency: String::new(),
         migration: Vec::new(),
@@ -263,7 +365,7 @@ fn blank(scheme: Scheme) -> Plan {
 }
 
 /// Hash, set, sorted set, stream: buckets by a hash of the member.
-fn buckets(split: &Split<'_>, cfg: &RuleConfig, name: &str) -> (Plan, u64) {
+fn buckets(split: &Split<'_>, cfg: &RuleConfig, name: &str) -> (Plan, Cost) {
     let s = &split.shape;
     let scheme = if split.kind == TypeKind::Stream {
         Scheme::StreamSplit
@@ -280,11 +382,11 @@ fn buckets(split: &Split<'_>, cfg: &RuleConfig, name: &str) -> (Plan, u64) {
             (!why.is_empty()).then_some(why),
         ),
     };
-    let n = sizing::buckets_for(s.count, mean_per_bucket(limit.value)).max(buckets_for_bytes(s, cfg));
-    let (memory_after, keyspace_after) = split.spread(n, 0);
-    let (tagged, _) = split.spread(n, 2);
+    let n = sizing::buckets_for(s.count, limit.value).max(hash_buckets_for_bytes(s, cfg));
+    let cost = split.spread(n, 0);
+    let tagged = split.spread(n, 2);
     let per_bucket = s.count.div_ceil(n);
-    let max = expected_max(s.count, n);
+    let max = fullest(s.count, n);
     let member = match split.kind {
         TypeKind::Hash => "field",
         TypeKind::Stream => "entity id of the entry",
@@ -301,8 +403,9 @@ fn buckets(split: &Split<'_>, cfg: &RuleConfig, name: &str) -> (Plan, u64) {
         encoding_after: split.encoding(per_bucket).as_str().to_string(),
         limit,
         note,
-        memory_after,
-        keyspace_after,
+        memory_after: cost.usage,
+        keyspace_after: cost.keyspace,
+        used_memory_after: cost.used,
         latency: latency(split.kind, s.count, per_bucket, n),
         ..blank(scheme)
     };
@@ -310,7 +413,7 @@ fn buckets(split: &Split<'_>, cfg: &RuleConfig, name: &str) -> (Plan, u64) {
 }
 
 /// Lists: consecutive index (or time) ranges, filled one after another.
-fn lists(split: &Split<'_>, cfg: &RuleConfig, name: &str) -> (Plan, u64) {
+fn lists(split: &Split<'_>, cfg: &RuleConfig, name: &str) -> (Plan, Cost) {
     let s = &split.shape;
     let warn = cfg.big_collection.warn;
     let size = ((warn as f64 / (1.0 + GROWTH)) as u64).max(1);
@@ -322,8 +425,8 @@ fn lists(split: &Split<'_>, cfg: &RuleConfig, name: &str) -> (Plan, u64) {
     };
     let n = s.count.div_ceil(size).max(2);
     let size = size.min(s.count.div_ceil(n)).max(1);
-    let (memory_after, keyspace_after) = split.ranges(n, size, 0);
-    let (tagged, _) = split.ranges(n, size, 2);
+    let cost = split.ranges(n, size, 0);
+    let tagged = split.ranges(n, size, 2);
     let plan = Plan {
         buckets: n,
         key_pattern: format!("{name}:<0..{}>", n - 1),
@@ -341,8 +444,9 @@ fn lists(split: &Split<'_>, cfg: &RuleConfig, name: &str) -> (Plan, u64) {
             value: warn,
         },
         note: None,
-        memory_after,
-        keyspace_after,
+        memory_after: cost.usage,
+        keyspace_after: cost.keyspace,
+        used_memory_after: cost.used,
         latency: latency(TypeKind::List, s.count, size, n),
         ..blank(Scheme::ListRanges)
     };
@@ -350,14 +454,14 @@ fn lists(split: &Split<'_>, cfg: &RuleConfig, name: &str) -> (Plan, u64) {
 }
 
 /// Strings: parts under big-string's warn level.
-fn strings(split: &Split<'_>, cfg: &RuleConfig, name: &str) -> (Plan, u64) {
+fn strings(split: &Split<'_>, cfg: &RuleConfig, name: &str) -> (Plan, Cost) {
     let len = split.shape.count;
     let warn = cfg.big_string.warn.0;
     let size = ((warn as f64 / (1.0 + GROWTH)) as u64).max(1);
     let n = len.div_ceil(size).max(2);
     let size = size.min(len.div_ceil(n)).max(1);
-    let (memory_after, keyspace_after) = split.ranges(n, size, 0);
-    let (tagged, _) = split.ranges(n, size, 2);
+    let cost = split.ranges(n, size, 0);
+    let tagged = split.ranges(n, size, 2);
     let plan = Plan {
         buckets: n,
         key_pattern: format!("{name}:<0..{}>", n - 1),
@@ -374,8 +478,9 @@ fn strings(split: &Split<'_>, cfg: &RuleConfig, name: &str) -> (Plan, u64) {
             value: warn,
         },
         note: None,
-        memory_after,
-        keyspace_after,
+        memory_after: cost.usage,
+        keyspace_after: cost.keyspace,
+        used_memory_after: cost.used,
         latency: latency(TypeKind::String, len, size, n),
         ..blank(Scheme::StringParts)
     };
@@ -392,9 +497,6 @@ fn latency(kind: TypeKind, count: u64, per_bucket: u64, buckets: u64) -> String 
         TypeKind::Set => format!(
             "SMEMBERS, SSCAN and deleting now touch {all} members at once; after, ~{per} per bucket: SADD/SREM/SISMEMBER go to one bucket, SCARD is the sum of {n} SCARDs, SINTER/SUNION across buckets move to the client"
         ),
-        TypeKind::ZSet => format!(
-            "ZRANGE 0 -1, ZSCAN and deleting now touch {all} members at once; after, ~{per} per bucket: ZADD/ZSCORE/ZREM go to one bucket, but ranks (ZRANGE by rank, ZREVRANK) no longer span buckets: merge the {n} buckets' ranges on the client, or keep a ranking trimmed to what is read"
-        ),
         TypeKind::Stream => format!(
             "XRANGE - + and deleting now touch {all} entries at once; after, ~{per} per stream: XADD goes to one stream, readers XREAD the {n} streams (one call, several keys)"
         ),
@@ -407,5 +509,24 @@ fn latency(kind: TypeKind, count: u64, per_bucket: u64, buckets: u64) -> String 
             text::bytes(per_bucket)
         ),
         _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_set_grown_by_sadd_keeps_its_old_array_while_rehashing() {
+        let redis70 = Profile::new(Family::Redis, ServerVersion::new(7, 0, 15), 16);
+        // 770 members: doubled to 1,024 slots at the 513th, 257 steps
+        // since, fewer than the ~324 non-empty old buckets: 512 slots left.
+        assert_eq!(unfinished_rehash(&redis70, 770), 8 * 512);
+        // 850: 337 steps, the rehash is done.
+        assert_eq!(unfinished_rehash(&redis70, 850), 0);
+        // 512 exactly: full, not doubled yet.
+        assert_eq!(unfinished_rehash(&redis70, 512), 0);
+        let valkey81 = Profile::new(Family::Valkey, ServerVersion::new(8, 1, 0), 8);
+        assert_eq!(unfinished_rehash(&valkey81, 770), 0);
     }
 }

@@ -28,7 +28,9 @@ mod keys;
 mod migrate;
 pub mod sizing;
 mod sprawl;
+mod tables;
 pub mod text;
+mod zsets;
 
 use std::collections::BTreeMap;
 
@@ -42,8 +44,11 @@ use serde::Serialize;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Scheme {
-    /// Hash, set or sorted set: bucket = hash of the field/member modulo N.
+    /// Hash or set: bucket = hash of the field/member modulo N.
     HashBuckets,
+    /// Sorted set: consecutive score ranges, so ranks and score ranges
+    /// survive (a rank is the rank in the bucket plus the buckets above).
+    ScoreRanges,
     /// List that keeps its order: consecutive index (or time) ranges.
     ListRanges,
     /// String: N parts of consecutive bytes, read back with MGET.
@@ -59,11 +64,21 @@ impl Scheme {
     pub fn name(self) -> &'static str {
         match self {
             Scheme::HashBuckets => "hash-buckets",
+            Scheme::ScoreRanges => "score-ranges",
             Scheme::ListRanges => "list-ranges",
             Scheme::StringParts => "string-parts",
             Scheme::StreamSplit => "stream-split",
             Scheme::NamespaceHashes => "namespace-hashes",
         }
+    }
+
+    /// Whether elements find their bucket by a hash (so bucket sizes
+    /// spread), not by consecutive ranges (sizes as cut).
+    pub fn fills_by_hash(self) -> bool {
+        matches!(
+            self,
+            Scheme::HashBuckets | Scheme::StreamSplit | Scheme::NamespaceHashes
+        )
     }
 }
 
@@ -125,30 +140,50 @@ pub struct Plan {
     pub elements: u64,
     /// Elements per bucket on average.
     pub per_bucket: u64,
-    /// Elements in the fullest bucket to expect (mean plus 3 standard deviations).
+    /// Elements in the fullest bucket at 99 % confidence (the binomial
+    /// maximum of N buckets, [`sizing::fullest`]); ranges and parts: their size.
     pub max_per_bucket: u64,
     /// The limit the buckets are sized to stay under.
     pub limit: BucketLimit,
-    /// Growth the buckets absorb before the fullest reaches the limit
-    /// (0.25 = 25% more elements).
+    /// Growth the buckets absorb before their fullest (at 99 %) passes the
+    /// limit (0.25 = 25% more elements).
     pub headroom: f64,
     /// The encoding the new keys get on the target (`OBJECT ENCODING` name).
     pub encoding_after: String,
-    /// Why the buckets cannot be compact, or what config they need.
+    /// Why the buckets cannot be compact, or what config they need; for a
+    /// sorted set, why score ranges and not hash buckets.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
-    /// MEMORY USAGE of the key(s) now, in bytes.
+    /// Another way to fix the key, with its memory: for a sorted set, one
+    /// key trimmed to its top (ZREMRANGEBYRANK).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alternative: Option<String>,
+    /// What deleting the key(s) now frees from the server's `used_memory`,
+    /// in bytes: their `MEMORY USAGE` and keyspace entries, plus the
+    /// allocator rounding `MEMORY USAGE` leaves out, less the keyspace
+    /// bucket arrays' share (they do not shrink) and the objects of shared
+    /// integers 0-9999 (never freed).
+    pub used_memory_before: u64,
+    /// What creating the new keys adds to `used_memory`, in bytes (their
+    /// expires entries included when they carry the key's TTL).
+    pub used_memory_after: u64,
+    /// The change of `used_memory` the split makes: `used_memory_before`
+    /// minus `used_memory_after` (negative: the split costs memory).
+    pub saved: i64,
+    /// `MEMORY USAGE` of the key(s) now, summed, in bytes.
     pub memory_before: u64,
-    /// MEMORY USAGE of the new keys, summed, in bytes.
+    /// `MEMORY USAGE` of the new keys, summed, in bytes.
     pub memory_after: u64,
+    /// `memory_before` minus `memory_after`: the change of the keys'
+    /// `MEMORY USAGE` sum (negative: the split costs memory).
+    pub memory_usage_saved: i64,
     /// Keyspace overhead MEMORY USAGE leaves out (dict buckets, expires
     /// entries) of the key(s) now, in bytes.
     pub keyspace_before: u64,
     /// The same keyspace overhead for the new keys, in bytes.
     pub keyspace_after: u64,
-    /// Memory given back: before minus after, keyspace included (negative:
-    /// the split costs memory).
-    pub saved: i64,
+    /// `used_memory_after` with the hash-tag names (2 bytes longer).
+    pub hash_tag_used_memory_after: u64,
     /// `memory_after` with the hash-tag names (2 bytes longer).
     pub hash_tag_memory_after: u64,
     /// What the split does to command latency, in words.
@@ -159,6 +194,26 @@ pub struct Plan {
     pub target: String,
 }
 
+impl Plan {
+    /// Adds what the keyspace tables of the database give back (or take)
+    /// to `used_memory_before` (or `used_memory_after`), then sets the
+    /// savings.
+    pub(crate) fn settle_with_tables(&mut self, tables_freed: i64) {
+        if tables_freed >= 0 {
+            self.used_memory_before += tables_freed as u64;
+        } else {
+            self.used_memory_after += tables_freed.unsigned_abs();
+        }
+        self.settle();
+    }
+
+    /// Sets the two savings from the before and after figures.
+    fn settle(&mut self) {
+        self.saved = self.used_memory_before as i64 - self.used_memory_after as i64;
+        self.memory_usage_saved = self.memory_before as i64 - self.memory_after as i64;
+    }
+}
+
 /// Plans of one namespace, summed.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Totals {
@@ -167,21 +222,31 @@ pub struct Totals {
     pub namespace: Option<String>,
     /// Plans summed.
     pub plans: u64,
+    /// Sum of the plans' `used_memory_before`, in bytes.
+    pub used_memory_before: u64,
+    /// Sum of the plans' `used_memory_after`, in bytes.
+    pub used_memory_after: u64,
+    /// Sum of the plans' `saved`: the change of `used_memory`, in bytes
+    /// (negative: the splits cost memory).
+    pub saved: i64,
     /// Sum of the plans' `memory_before`, in bytes.
     pub memory_before: u64,
     /// Sum of the plans' `memory_after`, in bytes.
     pub memory_after: u64,
+    /// Sum of the plans' `memory_usage_saved`, in bytes.
+    pub memory_usage_saved: i64,
     /// Sum of the plans' `keyspace_before`, in bytes.
     pub keyspace_before: u64,
     /// Sum of the plans' `keyspace_after`, in bytes.
     pub keyspace_after: u64,
-    /// Sum of the plans' `saved`, in bytes (negative: the splits cost memory).
-    pub saved: i64,
 }
 
 impl Totals {
     fn add(&mut self, p: &Plan) {
         self.plans += 1;
+        self.used_memory_before += p.used_memory_before;
+        self.used_memory_after += p.used_memory_after;
+        self.memory_usage_saved += p.memory_usage_saved;
         self.memory_before += p.memory_before;
         self.memory_after += p.memory_after;
         self.keyspace_before += p.keyspace_before;
@@ -195,6 +260,9 @@ impl Totals {
 pub struct Plans {
     /// The server the memory is estimated for.
     pub target: String,
+    /// The jemalloc quantum the memory is estimated with (8 or 16): the
+    /// allocator build the report chose, or `--jemalloc-quantum`.
+    pub jemalloc_quantum: u64,
     /// Big keys first (most severe, then most memory), then namespaces.
     pub plans: Vec<Plan>,
     /// Most memory saved first.
@@ -289,6 +357,7 @@ pub fn plans(summary: &Summary, audit: &Audit, target: &Profile) -> Plans {
     namespaces.sort_by(|a, b| b.saved.cmp(&a.saved).then_with(|| a.namespace.cmp(&b.namespace)));
     Plans {
         target: target.name(),
+        jemalloc_quantum: target.quantum,
         plans,
         namespaces,
         total,

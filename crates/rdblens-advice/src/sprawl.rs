@@ -8,7 +8,9 @@ use rdblens_audit::text;
 use rdblens_memory::{keyspace_overhead, price_part, Limit, Profile, Shape};
 use rdblens_parser::TypeKind;
 
-use crate::sizing::{self, digit_groups, expected_max, expected_price};
+use crate::keys::Cost;
+use crate::sizing::{self, digit_groups, expected_price, fullest};
+use crate::tables::{self, Keys};
 use crate::{migrate, BucketLimit, Plan, PlanKind, Scheme};
 
 /// The infix between the namespace and the bucket number, so that bucket
@@ -53,28 +55,29 @@ pub(crate) fn plan(summary: &Summary, target: &Profile, namespace: &str, severit
     };
     let stem_len = (stem.len() + INFIX.len()) as u64;
     let spread = |extra: u64| {
-        let mut memory = 0.0;
+        let (mut usage, mut used) = (0.0, 0.0);
         let mut keyspace = 0;
         for (d, count) in digit_groups(n) {
             let key_len = stem_len + extra + d;
-            let price = |k| {
-                price_part(&target, TypeKind::Hash, &shape, k, key_len, false)
-                    .memory
-                    .unwrap_or(0)
-            };
-            memory += count as f64 * expected_price(t.keys, n, price);
+            let estimate = |k| price_part(&target, TypeKind::Hash, &shape, k, key_len, false);
+            usage += count as f64 * expected_price(t.keys, n, |k| estimate(k).memory.unwrap_or(0));
+            used += count as f64 * expected_price(t.keys, n, |k| estimate(k).adds_to_used_memory());
             keyspace += count * keyspace_overhead(&target, key_len, false);
         }
-        (memory.round() as u64, keyspace)
+        Cost {
+            usage: usage.round() as u64,
+            keyspace,
+            used: used.round() as u64,
+        }
     };
-    let (memory_after, keyspace_after) = spread(0);
-    let (tagged, _) = spread(2);
+    let cost = spread(0);
+    let tagged = spread(2);
     let limit = target.limits.hash_max_listpack_entries;
     let per_bucket = t.keys.div_ceil(n);
     let memory_before = t.memory.saturating_sub(t.keyspace);
     let pattern = format!("{stem}{INFIX}<0..{}>", n - 1);
     let encoding = price_part(&target, TypeKind::Hash, &shape, per_bucket, stem_len + 1, false).encoding;
-    Some(Plan {
+    let mut plan = Plan {
         kind: PlanKind::Namespace,
         db: None,
         key: None,
@@ -88,7 +91,7 @@ pub(crate) fn plan(summary: &Summary, target: &Profile, namespace: &str, severit
         hash_tag_pattern: format!("{{{stem}}}{INFIX}<0..{}>", n - 1),
         hash_tag_cost: format!(
             "the whole namespace in one slot: one shard would hold all {} and all its traffic; only worth it for multi-key commands across buckets",
-            text::bytes(memory_after)
+            text::bytes(cost.used)
         ),
         key_pattern: pattern,
         bucket_by: format!(
@@ -97,7 +100,7 @@ pub(crate) fn plan(summary: &Summary, target: &Profile, namespace: &str, severit
         ),
         elements: t.keys,
         per_bucket,
-        max_per_bucket: expected_max(t.keys, n),
+        max_per_bucket: fullest(t.keys, n),
         headroom: sizing::headroom(t.keys, n, limit),
         limit: BucketLimit {
             name: Limit::HashMaxListpackEntries.name().into(),
@@ -105,18 +108,43 @@ pub(crate) fn plan(summary: &Summary, target: &Profile, namespace: &str, severit
         },
         encoding_after: encoding.as_str().to_string(),
         note,
+        alternative: None,
+        used_memory_before: t.used_memory,
+        used_memory_after: cost.used,
+        saved: 0,
         memory_before,
-        memory_after,
+        memory_after: cost.usage,
+        memory_usage_saved: 0,
         keyspace_before: t.keyspace,
-        keyspace_after,
-        saved: t.memory as i64 - (memory_after + keyspace_after) as i64,
-        hash_tag_memory_after: tagged,
+        keyspace_after: cost.keyspace,
+        hash_tag_used_memory_after: tagged.used,
+        hash_tag_memory_after: tagged.usage,
         latency: format!(
             "GET/SET become HGET/HSET on a ~{}-field listpack: a key lookup plus a scan of ~{} entries (well under a microsecond more); MGET over many ids becomes pipelined HMGETs grouped by bucket",
             text::count(per_bucket),
             text::count(2 * per_bucket)
         ),
-        migration: migrate::steps(Scheme::NamespaceHashes, "string", &stem, n),
+        migration: migrate::steps(Scheme::NamespaceHashes, "string", &stem, n, per_bucket, false),
         target: target.name(),
-    })
+    };
+    // The namespace's keys are taken to be in the database with the most
+    // keys (the tally is per namespace, not per database).
+    let now = summary
+        .keys
+        .databases
+        .values()
+        .max_by_key(|c| c.keys)
+        .map_or(Keys::default(), |c| Keys {
+            keys: c.keys,
+            expiring: c.keys_with_expiry,
+        });
+    let removed = Keys {
+        keys: t.keys,
+        expiring: t.expiring,
+    };
+    let added = Keys { keys: n, expiring: 0 };
+    let tables_freed = tables::freed(&target, now, removed, added);
+    plan.settle_with_tables(tables_freed);
+    plan.hash_tag_used_memory_after += tables_freed.min(0).unsigned_abs();
+    Some(plan)
 }

@@ -33,6 +33,15 @@ fn scope(p: &Plan) -> String {
     }
 }
 
+/// The fullest bucket: at 99 % for hash-filled buckets, exact for ranges.
+fn fullest(p: &Plan) -> String {
+    if p.scheme.fills_by_hash() {
+        format!("fullest {} at 99%", count(p.max_per_bucket))
+    } else {
+        format!("at most {}", count(p.max_per_bucket))
+    }
+}
+
 fn block(out: &mut String, p: &Plan) {
     let rules: Vec<&str> = p.rules.iter().map(|r| r.name()).collect();
     let _ = writeln!(
@@ -54,7 +63,7 @@ fn block(out: &mut String, p: &Plan) {
     );
     let _ = writeln!(
         out,
-        "  scheme     {}: {} keys {}, {}",
+        "  scheme       {}: {} keys {}, {}",
         p.scheme.name(),
         count(p.buckets),
         p.key_pattern,
@@ -62,9 +71,9 @@ fn block(out: &mut String, p: &Plan) {
     );
     let _ = writeln!(
         out,
-        "  buckets    ~{} each (fullest ~{}) under {} {}: {}, {:.0}% growth headroom",
+        "  buckets      ~{} each ({}) under {} {}: {}, {:.0}% growth headroom",
         count(p.per_bucket),
-        count(p.max_per_bucket),
+        fullest(p),
         p.limit.name,
         count(p.limit.value),
         p.encoding_after,
@@ -72,33 +81,42 @@ fn block(out: &mut String, p: &Plan) {
     );
     let _ = writeln!(
         out,
-        "  memory     {} -> {} (keyspace {} -> {}): {}",
-        bytes(p.memory_before),
-        bytes(p.memory_after),
-        bytes(p.keyspace_before),
-        bytes(p.keyspace_after),
+        "  used_memory  {} -> {}: {} (what the server's used_memory changes by)",
+        bytes(p.used_memory_before),
+        bytes(p.used_memory_after),
         saves(p.saved)
     );
-    let _ = writeln!(out, "  hash tag   {}: {}", p.hash_tag_pattern, p.hash_tag_cost);
+    let _ = writeln!(
+        out,
+        "  MEMORY USAGE {} -> {}: {} (the keys' MEMORY USAGE, summed)",
+        bytes(p.memory_before),
+        bytes(p.memory_after),
+        saves(p.memory_usage_saved)
+    );
+    let _ = writeln!(out, "  hash tag     {}: {}", p.hash_tag_pattern, p.hash_tag_cost);
     if let Some(note) = &p.note {
-        let _ = writeln!(out, "  note       {note}");
+        let _ = writeln!(out, "  note         {note}");
     }
-    let _ = writeln!(out, "  latency    {}", p.latency);
+    if let Some(alternative) = &p.alternative {
+        let _ = writeln!(out, "  alternative  {alternative}");
+    }
+    let _ = writeln!(out, "  latency      {}", p.latency);
     for (i, step) in p.migration.iter().enumerate() {
         let label = if i == 0 { "migration" } else { "" };
-        let _ = writeln!(out, "  {label:<10} {}. {step}", i + 1);
+        let _ = writeln!(out, "  {label:<12} {}. {step}", i + 1);
     }
 }
 
 fn totals_line(out: &mut String, t: &Totals) {
     let _ = writeln!(
         out,
-        "  {:<24} {:>5} {:>12} {:>12} {:>12}",
+        "  {:<24} {:>5} {:>12} {:>12} {:>12} {:>13}",
         t.namespace.as_deref().unwrap_or("(all)"),
         count(t.plans),
-        bytes(t.memory_before + t.keyspace_before),
-        bytes(t.memory_after + t.keyspace_after),
-        signed(t.saved)
+        bytes(t.used_memory_before),
+        bytes(t.used_memory_after),
+        signed(t.saved),
+        signed(t.memory_usage_saved)
     );
 }
 
@@ -107,8 +125,9 @@ pub fn render(plans: &Plans) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "Split plans for {} ({} plans; memory after is the memory model's estimate for that server)",
+        "Split plans for {}, jemalloc quantum {} ({} plans; the memory model's figures for that server: used_memory is what the host sees change, MEMORY USAGE what the server reports per key)",
         plans.target,
+        plans.jemalloc_quantum,
         plans.plans.len()
     );
     if plans.plans.is_empty() {
@@ -124,12 +143,12 @@ pub fn render(plans: &Plans) -> String {
     }
     let _ = writeln!(
         out,
-        "\nMemory saved if every plan were applied (keyspace overhead included):"
+        "\nMemory saved if every plan were applied (used_memory before, after, saved; the MEMORY USAGE sums' saving):"
     );
     let _ = writeln!(
         out,
-        "  {:<24} {:>5} {:>12} {:>12} {:>12}",
-        "namespace", "plans", "before", "after", "saved"
+        "  {:<24} {:>5} {:>12} {:>12} {:>12} {:>13}",
+        "namespace", "plans", "before", "after", "saved", "MEMORY USAGE"
     );
     for t in &plans.namespaces {
         totals_line(&mut out, t);

@@ -52,6 +52,9 @@ pub struct KeyFacts<'k> {
     pub usage_overcount: u64,
     /// Absolute expiry time in unix ms; `None` without a TTL.
     pub expiry_ms: Option<i64>,
+    /// The integer a string value holds, where the file stores it as one
+    /// (the small-key-sprawl tally prices its listpack entry exactly).
+    pub int_value: Option<i64>,
     /// LRU idle time in seconds, when the file records it (LRU eviction policies).
     pub idle_seconds: Option<u64>,
     /// LFU access counter (0-255), when the file records it (LFU eviction policies).
@@ -72,6 +75,17 @@ pub struct KeyFacts<'k> {
 }
 
 impl<'k> KeyFacts<'k> {
+    /// What the key adds to `used_memory` besides the keyspace bucket
+    /// arrays, which is what deleting it frees (the arrays do not shrink):
+    /// its `MEMORY USAGE` (0 for module values), the keyspace's per-key
+    /// spending beyond it, the allocator rounding inside the value, less
+    /// what it counts but the server does not allocate (a shared integer).
+    pub fn adds_to_used_memory(&self) -> u64 {
+        let usage = if self.memory_estimated { self.memory } else { 0 };
+        (usage + self.keyspace_overhead.saturating_sub(self.bucket_share) + self.value_rounding)
+            .saturating_sub(self.usage_overcount)
+    }
+
     /// A small string key with these name, expiry and memory, as tests and
     /// synthetic keyspaces feed accumulators directly.
     pub fn synthetic(key: &'k [u8], expiry_ms: Option<i64>, memory: u64) -> Self {
@@ -94,6 +108,7 @@ impl<'k> KeyFacts<'k> {
             value_rounding: 0,
             usage_overcount: 0,
             expiry_ms,
+            int_value: None,
             idle_seconds: None,
             lfu_freq: None,
             ram_lru: None,
@@ -127,6 +142,8 @@ pub(crate) struct Measure {
     /// Blobs the target keeps as stored may be counted by their header
     /// (`Estimator::counting_by_header`): no lengths, no `all_int`.
     pub header_counts: bool,
+    /// The integer of a string value the file stores as one.
+    pub int_value: Option<i64>,
 }
 
 impl Measure {
@@ -141,6 +158,9 @@ impl Measure {
 
 impl ValueVisitor for Measure {
     fn string(&mut self, value: RdbString<'_>) {
+        if let RdbString::Int(v) = value {
+            self.int_value = Some(v);
+        }
         self.stats.string(value)
     }
     fn node(&mut self, node: &NodeInfo) {
@@ -278,6 +298,7 @@ pub(crate) fn facts_of<'k>(
         value_rounding: estimate.allocator_slack,
         usage_overcount: estimate.usage_overcount,
         expiry_ms: entry.expiry.map(|e| e.unix_ms),
+        int_value: measure.int_value,
         idle_seconds: entry.idle_seconds,
         lfu_freq: entry.lfu_freq,
         ram_lru: entry.ram_lru,

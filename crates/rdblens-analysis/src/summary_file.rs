@@ -341,8 +341,9 @@ mod tests {
                 "x.json: damaged rdblens summary file: summary_version: \"5\", not a version number".into()
             )
         );
-        let e =
-            text(r#"{"format": "rdblens-summary", "summary_version": 6, "tool_version": "x", "shaping": 3}"#);
+        let e = text(&format!(
+            r#"{{"format": "rdblens-summary", "summary_version": {SUMMARY_VERSION}, "tool_version": "x", "shaping": 3}}"#
+        ));
         assert!(
             e.starts_with("x.json: damaged rdblens summary file: shaping: invalid type: integer `3`"),
             "{e}"

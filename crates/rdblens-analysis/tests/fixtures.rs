@@ -288,6 +288,7 @@ fn synthetic<'k>(key: &'k [u8], expiry_ms: Option<i64>) -> KeyFacts<'k> {
         value_rounding: 0,
         usage_overcount: 0,
         expiry_ms,
+        int_value: None,
         idle_seconds: None,
         lfu_freq: None,
         ram_lru: None,

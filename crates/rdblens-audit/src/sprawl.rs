@@ -67,6 +67,8 @@ mod tests {
             keys: 10_000,
             memory: 10_000 * 100,
             keyspace: 0,
+            used_memory: 10_000 * 100,
+            expiring: 0,
             entry_bytes: 10_000 * 27,
             max_field_len: 6,
             max_value_len: 20,

@@ -42,6 +42,7 @@ fn facts(db: u64, key: &[u8], memory: u64, expiry_ms: Option<i64>) -> KeyFacts<'
         value_rounding: 0,
         usage_overcount: 0,
         expiry_ms,
+        int_value: None,
         idle_seconds: None,
         lfu_freq: None,
         ram_lru: None,

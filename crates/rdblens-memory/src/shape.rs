@@ -163,14 +163,28 @@ pub fn price_part(
             ValueType::Hash
         }
         TypeKind::Stream => {
+            let lp_raw = s(shape.stream_lp_raw);
+            let lp_rounded = s(shape.stream_lp_rounded) + open_node_prealloc(profile, part, lp_raw);
+            let (tree_allocated, groups) = (s(shape.stream_tree_allocated), s(shape.stream_groups));
             facts.stream = Some(StreamFacts {
-                lp_raw: s(shape.stream_lp_raw),
-                lp_rounded: s(shape.stream_lp_rounded),
+                lp_raw,
+                lp_rounded,
                 tree_usage: s(shape.stream_tree_usage),
-                tree_allocated: s(shape.stream_tree_allocated),
-                groups: s(shape.stream_groups),
-                // A priced part is read for its MEMORY USAGE only.
-                allocated: 0,
+                tree_allocated,
+                groups,
+                // What the part allocates where MEMORY USAGE counts its
+                // rax roughly (Redis up to 8.0): the struct, the rax as
+                // allocated, the nodes (the consumer groups as counted).
+                allocated: match rules.era {
+                    crate::rules::Era::Legacy | crate::rules::Era::Dict => {
+                        rules.j(rules.stream_struct.max(40))
+                            + rules.j(24)
+                            + tree_allocated
+                            + lp_rounded
+                            + groups
+                    }
+                    _ => 0,
+                },
             });
             ValueType::StreamListpacks3
         }
@@ -195,10 +209,37 @@ pub fn price_part(
         keyspace_overhead: model::keyspace::overhead(&ctx),
         bucket_share: model::keyspace::bucket_share(&ctx),
         allocator_slack: model::allocator_slack(&facts, value.encoding, &ctx),
-        // A priced part is read for its MEMORY USAGE only.
-        usage_overcount: 0,
+        usage_overcount: model::usage_overcount(&facts, value.encoding, &ctx),
         shape: Shape::default(),
     }
+}
+
+/// `STREAM_LISTPACK_MAX_PRE_ALLOCATE` (t_stream.c): XADD opens a stream's
+/// newest node as a listpack allocated at 4,096 bytes and shrinks it to
+/// fit only when the next node opens, so a stream built by XADD (a part of
+/// a split) keeps that allocation in its last node, where one loaded from
+/// a dump has every node at its size. Redis 7.0+ and Valkey.
+const STREAM_NODE_PREALLOC: u64 = 4096;
+/// `stream-node-max-entries` and `stream-node-max-bytes`, their defaults.
+const STREAM_NODE_ENTRIES: u64 = 100;
+const STREAM_NODE_BYTES: u64 = 4096;
+
+/// The bytes the open last node of a stream part of `part` entries
+/// (`lp_raw` bytes of listpacks) holds beyond its rounded size.
+fn open_node_prealloc(profile: &Profile, part: u64, lp_raw: u64) -> u64 {
+    let preallocates =
+        profile.family == crate::Family::Valkey || profile.version >= crate::ServerVersion::new(7, 0, 0);
+    if !preallocates || part == 0 || lp_raw == 0 {
+        return 0;
+    }
+    let per_entry = lp_raw as f64 / part as f64;
+    let per_node = ((STREAM_NODE_BYTES as f64 / per_entry) as u64).clamp(1, STREAM_NODE_ENTRIES);
+    let last = match part % per_node {
+        0 => per_node,
+        r => r,
+    };
+    let last_bytes = (per_entry * last as f64).round() as u64;
+    STREAM_NODE_PREALLOC.saturating_sub(crate::usable_size(last_bytes, profile.quantum))
 }
 
 /// What a key named with `key_len` bytes costs the keyspace beyond
@@ -260,6 +301,20 @@ mod tests {
         assert_eq!(e.encoding, crate::Encoding::Listpack);
         // 7 + 1,100 entry bytes -> 1,280; robj 16, key 8, entry 24.
         assert_eq!(e.memory, Some(1280 + 16 + 8 + 24));
+    }
+
+    #[test]
+    fn a_stream_part_keeps_its_open_node_preallocated() {
+        // 550 entries of 25 bytes: nodes of 100 entries, the last one of
+        // 50 (1,250 bytes, 1,280 allocated on quantum 16) opened at 4,096.
+        let q16 = Profile::new(Family::Redis, ServerVersion::new(7, 0, 15), 16);
+        assert_eq!(open_node_prealloc(&q16, 550, 550 * 25), 4096 - 1280);
+        // Entries of 100 bytes: nodes cut at 4,096 bytes (40 entries); the
+        // last of 30 holds 3,000 bytes (3,072 allocated).
+        assert_eq!(open_node_prealloc(&q16, 550, 550 * 100), 4096 - 3072);
+        // Before 7.0 no node is preallocated.
+        let old = Profile::new(Family::Redis, ServerVersion::new(6, 2, 14), 8);
+        assert_eq!(open_node_prealloc(&old, 550, 550 * 25), 0);
     }
 
     #[test]

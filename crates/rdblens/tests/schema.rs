@@ -78,6 +78,14 @@ fn options_that_shape_the_document_validate() {
         vec![f, "--target", "valkey-8.1", "--jemalloc-quantum", "16"],
         vec![f, "fixtures/rdb/redis-7.2.4/all-types.rdb"],
         vec!["fixtures/rules/bigkeys.rdb", "--section", "findings,plans"],
+        // A sorted set's score ranges and trimmed alternative.
+        vec![
+            "fixtures/rules/bigkeys.rdb",
+            "--section",
+            "plans",
+            "--set",
+            "big-collection.warn=1000",
+        ],
         vec![
             "fixtures/rules/sprawl.rdb",
             "--section",
@@ -128,6 +136,40 @@ fn the_schema_refuses_what_the_documentation_does_not_allow() {
         breaks(&mut doc);
         assert!(!v.is_valid(&doc), "accepted a document with: {what}");
     }
+}
+
+/// Plans carry both figures (used_memory and MEMORY USAGE) and the
+/// quantum they were priced with; the schema requires every one.
+#[test]
+fn plans_need_both_memory_figures() {
+    let v = validator();
+    let good = report_json(&[
+        "fixtures/rules/bigkeys.rdb",
+        "--section",
+        "plans",
+        "--jemalloc-quantum",
+        "16",
+    ]);
+    assert_valid(&v, &good, "plans");
+    assert_eq!(good["plans"]["jemalloc_quantum"], 16);
+    for field in [
+        "used_memory_before",
+        "used_memory_after",
+        "memory_usage_saved",
+        "hash_tag_used_memory_after",
+    ] {
+        let mut doc = good.clone();
+        doc["plans"]["plans"][0].as_object_mut().unwrap().remove(field);
+        assert!(!v.is_valid(&doc), "accepted a plan without {field}");
+    }
+    for field in ["used_memory_before", "used_memory_after", "memory_usage_saved"] {
+        let mut doc = good.clone();
+        doc["plans"]["total"].as_object_mut().unwrap().remove(field);
+        assert!(!v.is_valid(&doc), "accepted totals without {field}");
+    }
+    let mut doc = good.clone();
+    doc["plans"]["jemalloc_quantum"] = json!(12);
+    assert!(!v.is_valid(&doc), "accepted quantum 12");
 }
 
 #[test]

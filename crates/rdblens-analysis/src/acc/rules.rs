@@ -82,6 +82,10 @@ pub struct KeyHit {
     /// big-collection, big-value-bytes), whose keys get split plans.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shape: Option<Shape>,
+    /// What deleting the key frees from `used_memory`
+    /// ([`KeyFacts::adds_to_used_memory`]), kept with the shape.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub used_memory: Option<u64>,
 }
 
 /// Rules whose listed keys keep their [`Shape`].
@@ -104,6 +108,7 @@ impl KeyHit {
             savings: h.savings,
             expiry_ms: f.expiry_ms,
             shape: SHAPED_RULES.contains(&h.rule).then_some(f.shape),
+            used_memory: SHAPED_RULES.contains(&h.rule).then(|| f.adds_to_used_memory()),
         }
     }
 
@@ -285,6 +290,14 @@ pub struct SprawlTally {
     /// The keyspace overhead part of `memory`.
     #[serde(default)]
     pub keyspace: u64,
+    /// What deleting the keys frees from `used_memory`: `memory` less the
+    /// keyspace bucket arrays' share (they do not shrink) and the objects
+    /// of shared integers 0-9999 (never freed), plus allocator rounding.
+    #[serde(default)]
+    pub used_memory: u64,
+    /// Of the keys, those with a TTL.
+    #[serde(default)]
+    pub expiring: u64,
     /// Listpack entries for every (rest of the key, value) pair.
     pub entry_bytes: u64,
     /// Longest field (the key after the namespace and separator), bytes.
@@ -298,6 +311,8 @@ impl Mergeable for SprawlTally {
         self.keys = self.keys.saturating_add(o.keys);
         self.memory = self.memory.saturating_add(o.memory);
         self.keyspace = self.keyspace.saturating_add(o.keyspace);
+        self.used_memory = self.used_memory.saturating_add(o.used_memory);
+        self.expiring = self.expiring.saturating_add(o.expiring);
         self.entry_bytes = self.entry_bytes.saturating_add(o.entry_bytes);
         self.max_field_len = self.max_field_len.max(o.max_field_len);
         self.max_value_len = self.max_value_len.max(o.max_value_len);
@@ -363,7 +378,10 @@ impl RuleHits {
             None => (namespace_of(f.key, self.separator), f.key),
         };
         let value = if f.encoding == rdblens_memory::Encoding::Int {
-            listpack::int_entry_for_digits(f.elements)
+            // Exact where the file stores the integer as one; otherwise
+            // the widest of its digit count.
+            f.int_value
+                .map_or_else(|| listpack::int_entry_for_digits(f.elements), listpack::int_entry)
         } else {
             listpack::str_entry(f.elements)
         };
@@ -371,6 +389,8 @@ impl RuleHits {
         t.keys += 1;
         t.memory += f.memory.saturating_add(f.keyspace_overhead);
         t.keyspace += f.keyspace_overhead;
+        t.used_memory += f.adds_to_used_memory();
+        t.expiring += u64::from(f.expiry_ms.is_some());
         t.entry_bytes += listpack::bytes_entry(field) + value;
         t.max_field_len = t.max_field_len.max(field.len() as u64);
         t.max_value_len = t.max_value_len.max(f.elements);

@@ -36,6 +36,7 @@ fn facts(key: &[u8], kind: TypeKind) -> KeyFacts<'_> {
         value_rounding: 0,
         usage_overcount: 0,
         expiry_ms: Some(NOW + 60_000),
+        int_value: None,
         idle_seconds: None,
         lfu_freq: None,
         ram_lru: None,
@@ -336,4 +337,23 @@ fn small_strings_are_measured_as_hash_fields() {
         (t.keys, t.memory, t.entry_bytes, t.max_field_len, t.max_value_len),
         (1, 120, 23, 6, 16)
     );
+}
+
+#[test]
+fn stored_integers_are_priced_as_their_listpack_entries() {
+    let mut h = RuleHits::new(&RuleConfig::default(), b':', NOW);
+    // "12000" stored as an integer: a 16-bit entry (4 bytes), where its
+    // five digits alone would allow up to 99,999 (24-bit, 5 bytes).
+    let mut stored = facts(b"rate:1", TypeKind::String);
+    stored.encoding = Encoding::Int;
+    stored.elements = 5;
+    stored.int_value = Some(12_000);
+    h.add(&stored);
+    let mut digits_only = facts(b"rate:2", TypeKind::String);
+    digits_only.encoding = Encoding::Int;
+    digits_only.elements = 5;
+    h.add(&digits_only);
+    let t = h.sprawl.entries.get(&b"rate"[..]).copied().unwrap_or_default();
+    // Fields "1" and "2": 2-byte entries each.
+    assert_eq!((t.keys, t.entry_bytes, t.used_memory), (2, 2 + 4 + 2 + 5, 240));
 }
