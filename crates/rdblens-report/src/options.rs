@@ -98,9 +98,11 @@ impl Section {
             Section::Slots => Accumulators { slots: true, ..none },
             Section::Access => Accumulators { access: true, ..none },
             // What the audit (and the plans built on its findings) reads:
-            // not the top lists, access lists or limit examples, whose
-            // size grows with `--top` while the findings' does not.
+            // the top lists by memory too (hashtag-skew names the big key
+            // that makes a slot hot from them), not the access lists or
+            // limit examples.
             Section::Findings | Section::Plans => Accumulators {
+                top: true,
                 rules: true,
                 prefixes: true,
                 ttl: true,

@@ -295,7 +295,7 @@ pub fn target_profile(target: Option<&str>) -> Result<Option<Profile>> {
 /// 10,000 a report stays within a few hundred MiB (docs/performance.md).
 /// Per-key data for more keys is what `rdblens keys` is for: it streams
 /// one record per key. Sections that keep no such list (ttl, expiry,
-/// keys, prefixes, slots, findings, plans) take any `--top`: it only
+/// keys, prefixes, slots) take any `--top`: it only
 /// sets how many rows their tables show.
 pub const MAX_TOP: usize = 10_000;
 

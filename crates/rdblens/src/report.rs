@@ -75,7 +75,7 @@ pub struct ReportArgs {
     /// Write the report here instead of standard output.
     #[arg(long, short)]
     pub output: Option<PathBuf>,
-    /// Sections to show (comma-separated): shards,bigkeys,encodings,ttl,expiry,keys,prefixes,slots,access,findings; `plans` (split plans, docs/advisor.md) only when named. Only what they show is computed (findings and plans: the rule hits, namespaces, TTLs, expiries and slots); ttl, expiry, prefixes and slots alone read no element lengths, so the small collections a server keeps as stored are counted by their headers, unwalked (docs/json-schema.md).
+    /// Sections to show (comma-separated): shards,bigkeys,encodings,ttl,expiry,keys,prefixes,slots,access,findings; `plans` (split plans, docs/advisor.md) only when named. Only what they show is computed (findings and plans: the rule hits, namespaces, TTLs, expiries, slots and the top lists by memory); ttl, expiry, prefixes and slots alone read no element lengths, so the small collections a server keeps as stored are counted by their headers, unwalked (docs/json-schema.md).
     #[arg(long, value_delimiter = ',')]
     pub section: Vec<String>,
     /// No progress output.

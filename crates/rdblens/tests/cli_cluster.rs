@@ -659,7 +659,7 @@ fn typed_status_in_a_summary_is_checked_when_read() {
         (
             "\"basis\":\"unclear\"",
             "\"basis\":\"guessed\"",
-            "summary.files[0].allocator.basis: unknown variant `guessed`, expected one of `flag`, `used-mem`, `unclear`",
+            "summary.files[0].allocator.basis: unknown variant `guessed`, expected one of `flag`, `used-mem`, `nearer`, `unclear`",
         ),
         (
             "\"level\":\"verified\"",
