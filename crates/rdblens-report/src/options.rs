@@ -150,6 +150,8 @@ pub struct ReportOptions {
     /// The server split plans are priced for; `None`: the first file's
     /// profile with the default quantum and limits.
     pub target: Option<rdblens_memory::Profile>,
+    /// The caps of the Prometheus metrics, and the analysis time they show.
+    pub metrics: crate::prometheus::MetricsOptions,
 }
 
 impl Default for ReportOptions {
@@ -163,6 +165,7 @@ impl Default for ReportOptions {
             cluster_rule: ClusterRule::default(),
             sort: SortBy::Memory,
             target: None,
+            metrics: crate::prometheus::MetricsOptions::default(),
         }
     }
 }
