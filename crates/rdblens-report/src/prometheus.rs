@@ -73,7 +73,11 @@ pub fn render(report: &ReportJson<'_>, opts: &MetricsOptions) -> String {
 pub fn failure(now_ms: i64, analysis_seconds: f64) -> String {
     let mut out = Exposition::default();
     out.single("rdblens_analysis_success", SUCCESS_HELP, 0);
-    out.single("rdblens_analysis_timestamp_seconds", TIMESTAMP_HELP, Seconds(now_ms));
+    out.single(
+        "rdblens_analysis_timestamp_seconds",
+        TIMESTAMP_HELP,
+        Seconds(now_ms),
+    );
     out.single(
         "rdblens_analysis_duration_seconds",
         DURATION_HELP,
@@ -89,26 +93,17 @@ const DURATION_HELP: &str = "How long reading and analysing the files took";
 /// The run itself: whether it read everything, when, how long it took.
 fn run(out: &mut Exposition, r: &ReportJson<'_>, opts: &MetricsOptions) {
     let whole = r.damaged_keys == 0
-        && r
-            .files
+        && r.files
             .iter()
             .all(|f| f.incomplete.is_none() && f.checksum != Checksum::Mismatch);
-    out.single(
-        "rdblens_analysis_success",
-        SUCCESS_HELP,
-        u8::from(whole),
-    );
+    out.single("rdblens_analysis_success", SUCCESS_HELP, u8::from(whole));
     out.single(
         "rdblens_analysis_timestamp_seconds",
         TIMESTAMP_HELP,
         Seconds(r.now_ms),
     );
     if let Some(s) = opts.analysis_seconds {
-        out.single(
-            "rdblens_analysis_duration_seconds",
-            DURATION_HELP,
-            Float(s),
-        );
+        out.single("rdblens_analysis_duration_seconds", DURATION_HELP, Float(s));
     }
     let mut info = Family::new("rdblens_build_info", "The rdblens version that wrote the metrics");
     info.sample(&[("version", r.tool_version)], 1);
@@ -184,7 +179,10 @@ fn files(out: &mut Exposition, r: &ReportJson<'_>) {
             "Estimated MEMORY USAGE of the file's keys",
         );
         for s in &shards.shards {
-            memory.sample(&[("file", label_text(s.path.as_bytes()).as_str())], s.totals.memory);
+            memory.sample(
+                &[("file", label_text(s.path.as_bytes()).as_str())],
+                s.totals.memory,
+            );
         }
         out.push(memory);
     }
@@ -194,7 +192,11 @@ fn files(out: &mut Exposition, r: &ReportJson<'_>) {
 fn totals(out: &mut Exposition, r: &ReportJson<'_>) {
     let t = r.totals;
     out.single("rdblens_keys", "Keys in the dumps", t.keys);
-    out.single("rdblens_expiring_keys", "Keys with a time to live", t.keys_with_expiry);
+    out.single(
+        "rdblens_expiring_keys",
+        "Keys with a time to live",
+        t.keys_with_expiry,
+    );
     out.single(
         "rdblens_memory_bytes",
         "Estimated MEMORY USAGE of every key, summed",
@@ -245,7 +247,10 @@ fn groups(out: &mut Exposition, r: &ReportJson<'_>, opts: &MetricsOptions) {
         out.push(memory);
     }
     if let Some(encodings) = &r.encodings {
-        let rows = capped(encodings.iter().map(|g: &Group<'_>| (g.name.clone(), g.counter)), cap);
+        let rows = capped(
+            encodings.iter().map(|g: &Group<'_>| (g.name.clone(), g.counter)),
+            cap,
+        );
         let mut keys = Family::new(
             "rdblens_encoding_keys",
             "Keys per type and encoding on the target server",
@@ -338,7 +343,11 @@ fn big_keys(out: &mut Exposition, r: &ReportJson<'_>, opts: &MetricsOptions) {
         if !seen.insert((db.clone(), key.clone(), kind.clone())) {
             continue;
         }
-        let labels = [("db", db.as_str()), ("key", key.as_str()), ("type", kind.as_str())];
+        let labels = [
+            ("db", db.as_str()),
+            ("key", key.as_str()),
+            ("type", kind.as_str()),
+        ];
         memory.sample(&labels, k.memory);
         elements.sample(&labels, k.elements);
     }
@@ -542,7 +551,12 @@ mod tests {
         };
         let (a, b, d) = (c(1, 10), c(2, 30), c(4, 20));
         let rows = capped(
-            [("a".to_string(), &a), ("b".to_string(), &b), ("d".to_string(), &d)].into_iter(),
+            [
+                ("a".to_string(), &a),
+                ("b".to_string(), &b),
+                ("d".to_string(), &d),
+            ]
+            .into_iter(),
             1,
         );
         let shown: Vec<(&str, u64, u64)> = rows.iter().map(|(n, c)| (n.as_str(), c.keys, c.memory)).collect();

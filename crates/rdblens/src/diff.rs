@@ -54,7 +54,9 @@ pub fn prepare(args: &DiffArgs) -> Result<(Options, ReportOptions)> {
         _ => bail!("--separator must be a single byte, got {:?}", args.separator),
     };
     if args.format == Some(Format::Prometheus) {
-        bail!("--format prometheus is for `report` and `merge`: a diff has no metrics yet (use --format json)");
+        bail!(
+            "--format prometheus is for `report` and `merge`: a diff has no metrics yet (use --format json)"
+        );
     }
     if !(1..=4).contains(&args.depth) {
         bail!("--depth must be 1-4, got {}", args.depth);

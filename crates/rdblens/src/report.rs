@@ -271,7 +271,12 @@ pub fn rendering(section: &[String], top: usize, bucket: &str, sort: SortBy) -> 
 
 /// Checks the flags before any work: errors here are usage errors (exit 2).
 pub fn prepare(args: &ReportArgs) -> Result<(Options, ReportOptions)> {
-    if args.summary_only && matches!(args.format, Some(Format::Table | Format::Html | Format::Prometheus)) {
+    if args.summary_only
+        && matches!(
+            args.format,
+            Some(Format::Table | Format::Html | Format::Prometheus)
+        )
+    {
         bail!("--summary-only writes JSON: drop --format table/html/prometheus");
     }
     crate::input::refuse_repeated_inputs(&args.files)?;

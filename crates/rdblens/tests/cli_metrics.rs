@@ -28,7 +28,9 @@ fn promtool(test: &str) -> Option<PathBuf> {
         });
     if found.is_none() {
         if std::env::var_os("CI").is_some() {
-            panic!("CI is set but promtool is not installed (.ci/run installs the Debian package prometheus)");
+            panic!(
+                "CI is set but promtool is not installed (.ci/run installs the Debian package prometheus)"
+            );
         }
         eprintln!("SKIPPED {test}: promtool not found (install the Debian package `prometheus`, or set RDBLENS_PROMTOOL)");
     }
@@ -134,8 +136,13 @@ fn metrics_of_all_types() {
         .clone();
     let json: serde_json::Value = serde_json::from_slice(&json).unwrap();
     assert_eq!(json["totals"]["memory"], 3341542);
-    assert_eq!(json["used_memory"]["predicted"].as_u64().map(|p| p.to_string()),
-        series(&text, "rdblens_used_memory_predicted_bytes")[0].rsplit(' ').next().map(str::to_string));
+    assert_eq!(
+        json["used_memory"]["predicted"].as_u64().map(|p| p.to_string()),
+        series(&text, "rdblens_used_memory_predicted_bytes")[0]
+            .rsplit(' ')
+            .next()
+            .map(str::to_string)
+    );
     // Every family has its HELP and TYPE lines, right before its samples.
     let mut families = Vec::new();
     let lines: Vec<&str> = text.lines().collect();
@@ -169,7 +176,14 @@ fn hostile_key_names_are_escaped() {
     let big = series(&text, "rdblens_big_key_memory_bytes");
     let keys: Vec<&str> = big
         .iter()
-        .map(|l| l.split("key=\"").nth(1).unwrap().split("\",type=").next().unwrap())
+        .map(|l| {
+            l.split("key=\"")
+                .nth(1)
+                .unwrap()
+                .split("\",type=")
+                .next()
+                .unwrap()
+        })
         .collect();
     // The 5,000-byte name (its memory counts it) is cut to 200 bytes.
     assert_eq!(keys[0], format!("{}... (5000 bytes)", "k".repeat(200)));
@@ -186,7 +200,10 @@ fn hostile_key_names_are_escaped() {
         ]
     );
     // A namespace named like the overflow group keeps its own series.
-    assert!(text.contains("rdblens_key_group_keys{key_group=\"overflow:\"} 1\n"), "{text}");
+    assert!(
+        text.contains("rdblens_key_group_keys{key_group=\"overflow:\"} 1\n"),
+        "{text}"
+    );
     assert!(!text.contains("key_group=\"overflow\""));
     // No raw line feed inside a label: every line is a comment or a sample.
     for l in text.lines() {
@@ -271,7 +288,13 @@ fn output_file_is_replaced_whole_and_a_failed_run_says_so() {
         .stderr(predicates::str::contains("missing.rdb: cannot open"));
     let text = std::fs::read_to_string(&out).unwrap();
     let samples: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
-    assert_eq!(samples[..2], ["rdblens_analysis_success 0", "rdblens_analysis_timestamp_seconds 1800000000"]);
+    assert_eq!(
+        samples[..2],
+        [
+            "rdblens_analysis_success 0",
+            "rdblens_analysis_timestamp_seconds 1800000000"
+        ]
+    );
     assert!(samples[2].starts_with("rdblens_analysis_duration_seconds "));
     assert_eq!(samples.len(), 3);
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
@@ -281,10 +304,11 @@ fn output_file_is_replaced_whole_and_a_failed_run_says_so() {
     let cut = dir.path().join("cut.rdb");
     std::fs::write(&cut, &data[..data.len() / 2]).unwrap();
     let text = metrics(&[cut.to_str().unwrap()], 3);
-    assert!(text.starts_with(
-        "# HELP rdblens_analysis_success 1 when every file was read whole"
-    ));
-    assert_eq!(series(&text, "rdblens_analysis_success"), ["rdblens_analysis_success 0"]);
+    assert!(text.starts_with("# HELP rdblens_analysis_success 1 when every file was read whole"));
+    assert_eq!(
+        series(&text, "rdblens_analysis_success"),
+        ["rdblens_analysis_success 0"]
+    );
     assert_eq!(series(&text, "rdblens_file_damaged").len(), 1);
     assert!(series(&text, "rdblens_file_damaged")[0].ends_with(" 1"));
     // The format has no summary and no diff.
@@ -296,12 +320,17 @@ fn output_file_is_replaced_whole_and_a_failed_run_says_so() {
         .args(["diff", "--format", "prometheus", ALL_TYPES, ALL_TYPES])
         .assert()
         .code(2)
-        .stderr(predicates::str::contains("--format prometheus is for `report` and `merge`"));
+        .stderr(predicates::str::contains(
+            "--format prometheus is for `report` and `merge`",
+        ));
 }
 
 /// Every dump under `dir`, sorted.
 fn dumps(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     entries.sort();
     for p in entries {
         if p.is_dir() {

@@ -25,7 +25,9 @@ fn promtool() -> Option<PathBuf> {
         });
     if found.is_none() {
         if std::env::var_os("CI").is_some() {
-            panic!("CI is set but promtool is not installed (.ci/run installs the Debian package prometheus)");
+            panic!(
+                "CI is set but promtool is not installed (.ci/run installs the Debian package prometheus)"
+            );
         }
         eprintln!("SKIPPED example_alert_rules_pass_promtool: promtool not found (install the Debian package `prometheus`, or set RDBLENS_PROMTOOL)");
     }
