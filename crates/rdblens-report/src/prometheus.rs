@@ -19,30 +19,7 @@ use rdblens_analysis::acc::counter::Counter;
 use rdblens_analysis::{Checksum, KeyName};
 
 use crate::model::{Group, ReportJson};
-
-/// The caps of the metrics output, and the one figure of the run the model
-/// does not hold.
-#[derive(Clone, Debug, PartialEq)]
-pub struct MetricsOptions {
-    /// Namespaces (first level) with their own series; the others are
-    /// summed in `key_group="overflow"`. Databases, types and encodings are
-    /// capped at the same number.
-    pub key_groups: usize,
-    /// Big keys listed (by estimated memory).
-    pub big_keys: usize,
-    /// How long the analysis took, when the caller measured it.
-    pub analysis_seconds: Option<f64>,
-}
-
-impl Default for MetricsOptions {
-    fn default() -> Self {
-        MetricsOptions {
-            key_groups: 100,
-            big_keys: 20,
-            analysis_seconds: None,
-        }
-    }
-}
+pub use crate::options::MetricsOptions;
 
 /// Label values (key names, namespaces, file names) longer than this are
 /// cut, with `... (N bytes)` appended: a 1 MB key name is not a label.
