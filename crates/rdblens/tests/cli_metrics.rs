@@ -374,4 +374,41 @@ fn promtool_accepts_the_metrics_of_every_fixture() {
     assert_eq!(series(&text, "rdblens_snapshot_age_seconds").len(), 3);
     assert_eq!(series(&text, "rdblens_file_memory_bytes").len(), 3);
     check_metrics(&promtool, &text).unwrap();
+
+    // Two summaries merged: a key name in both files is one series (the
+    // first, the bigger), so the output stays valid: of the 20 biggest keys
+    // of the two all-types dumps, 12 names are distinct.
+    let dir = tempfile::tempdir().unwrap();
+    let mut summaries = Vec::new();
+    for (i, dump) in [ALL_TYPES, "fixtures/rdb/valkey-9.1.2/all-types.rdb"]
+        .into_iter()
+        .enumerate()
+    {
+        let path = dir.path().join(format!("{i}.json"));
+        rdblens()
+            .args(["report", "--format", "json", "--summary-only", "-q", dump, "-o"])
+            .arg(&path)
+            .assert()
+            .success();
+        summaries.push(path);
+    }
+    let out = rdblens()
+        .args(["merge", "--format", "prometheus"])
+        .args(&summaries)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert_eq!(series(&text, "rdblens_keys"), ["rdblens_keys 454"]);
+    let big = series(&text, "rdblens_big_key_memory_bytes");
+    assert_eq!(big.len(), 12);
+    assert_eq!(
+        big.iter()
+            .filter(|l| l.contains("key=\"str:big:1mb-lzf\""))
+            .count(),
+        1
+    );
+    check_metrics(&promtool, &text).unwrap();
 }
