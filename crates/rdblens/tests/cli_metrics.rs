@@ -261,6 +261,37 @@ fn the_number_of_series_is_bounded_whatever_the_key_names() {
 }
 
 #[test]
+fn databases_are_capped_like_namespaces() {
+    // 300 databases, from a hostile or odd dump.
+    let mut b = RdbBuilder::new();
+    for db in 0..300 {
+        b = b
+            .select(db)
+            .string(format!("k{db}").as_bytes(), &vec![b'v'; 10 + db], None);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let dump = dir.path().join("dbs.rdb");
+    std::fs::write(&dump, b.finish()).unwrap();
+    let text = metrics(&[dump.to_str().unwrap(), "--metrics-groups", "10"], 0);
+    let dbs = series(&text, "rdblens_db_keys");
+    assert_eq!(dbs.len(), 11);
+    assert_eq!(dbs[10], "rdblens_db_keys{db=\"overflow\"} 290");
+    assert_eq!(series(&text, "rdblens_db_memory_bytes").len(), 11);
+    // The overflow row holds what the kept rows do not.
+    let sum = |name: &str| -> u64 {
+        series(&text, name)
+            .iter()
+            .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
+            .sum()
+    };
+    assert_eq!(sum("rdblens_db_memory_bytes"), sum("rdblens_memory_bytes"));
+    assert_eq!(sum("rdblens_key_group_keys"), 300);
+    if let Some(promtool) = promtool("databases_are_capped_like_namespaces") {
+        check_metrics(&promtool, &text).unwrap();
+    }
+}
+
+#[test]
 fn output_file_is_replaced_whole_and_a_failed_run_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("rdblens.prom");
