@@ -6,7 +6,8 @@
 //!
 //! A report is built once into a model ([`model::ReportJson`]: every
 //! figure, list and cluster it shows, and the audit, run once), then
-//! rendered by [`table`] or [`json`] (and by rdblens-html from the JSON);
+//! rendered by [`table`], [`json`] or [`prometheus`] (and by rdblens-html
+//! from the JSON);
 //! the renderers read the model only, so they cannot disagree. The diff of
 //! two summaries works the same way ([`diff`]).
 //!
@@ -35,6 +36,7 @@ pub mod format;
 pub mod json;
 pub mod model;
 mod options;
+pub mod prometheus;
 pub mod table;
 #[cfg(test)]
 mod tests;

@@ -161,6 +161,8 @@ pub struct ReportOptions {
     /// The server split plans are priced for; `None`: the first file's
     /// profile with the default quantum and limits.
     pub target: Option<rdblens_memory::Profile>,
+    /// The caps of the Prometheus metrics, and the analysis time they show.
+    pub metrics: MetricsOptions,
 }
 
 impl Default for ReportOptions {
@@ -174,6 +176,31 @@ impl Default for ReportOptions {
             cluster_rule: ClusterRule::default(),
             sort: SortBy::Memory,
             target: None,
+            metrics: MetricsOptions::default(),
+        }
+    }
+}
+
+/// The caps of the metrics output, and the one figure of the run the model
+/// does not hold.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MetricsOptions {
+    /// Namespaces (first level) with their own series; the others are
+    /// summed in `key_group="overflow"`. Databases, types and encodings are
+    /// capped at the same number.
+    pub key_groups: usize,
+    /// Big keys listed (by estimated memory).
+    pub big_keys: usize,
+    /// How long the analysis took, when the caller measured it.
+    pub analysis_seconds: Option<f64>,
+}
+
+impl Default for MetricsOptions {
+    fn default() -> Self {
+        MetricsOptions {
+            key_groups: 100,
+            big_keys: 20,
+            analysis_seconds: None,
         }
     }
 }

@@ -53,6 +53,11 @@ pub fn prepare(args: &DiffArgs) -> Result<(Options, ReportOptions)> {
         [b] => *b,
         _ => bail!("--separator must be a single byte, got {:?}", args.separator),
     };
+    if args.format == Some(Format::Prometheus) {
+        bail!(
+            "--format prometheus is for `report` and `merge`: a diff has no metrics yet (use --format json)"
+        );
+    }
     if !(1..=4).contains(&args.depth) {
         bail!("--depth must be 1-4, got {}", args.depth);
     }
@@ -126,6 +131,12 @@ pub fn run(
         Format::Html => rdblens_html::diff(&old.summary, &new.summary, &report_opts)
             .context("cannot serialize the diff")
             .map_err(SummaryError::Input)?,
+        // Refused by `prepare`.
+        Format::Prometheus => {
+            return Err(SummaryError::Input(anyhow::anyhow!(
+                "--format prometheus is for `report` and `merge`"
+            )))
+        }
     };
     write_text(args.output.as_deref(), &text).map_err(|e| SummaryError::Input(e.into()))?;
     Ok([old.summary, new.summary])

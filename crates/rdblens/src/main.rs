@@ -161,7 +161,8 @@ fn main() -> ExitCode {
                 Ok(o) => o,
                 Err(e) => return fail(&e, EXIT_USAGE),
             };
-            match report::run(&args, &opts, report_opts) {
+            let started = std::time::Instant::now();
+            match report::run(&args, &opts, report_opts, started) {
                 Ok((summary, audit)) => {
                     let problems = input_problems(&summary.files);
                     if damaged_values(&summary) || problems {
@@ -173,7 +174,16 @@ fn main() -> ExitCode {
                         ExitCode::SUCCESS
                     }
                 }
-                Err(e) => fail(&e, EXIT_BAD_INPUT),
+                Err(e) => {
+                    let code = fail(&e, EXIT_BAD_INPUT);
+                    let wrote_nothing = exit_code(&e, EXIT_BAD_INPUT) != EXIT_WRITE;
+                    if args.format == Some(report::Format::Prometheus) && wrote_nothing {
+                        if let Err(e) = report::write_failure_metrics(&args, &opts, started) {
+                            eprintln!("rdblens: {e:#}");
+                        }
+                    }
+                    code
+                }
             }
         }
         Command::Keys(args) => keys_command(&args),

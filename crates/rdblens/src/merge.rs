@@ -49,8 +49,13 @@ pub struct MergeArgs {
 
 /// Checks the flags before reading anything (usage errors, exit 2).
 pub fn prepare(args: &MergeArgs) -> Result<ReportOptions> {
-    if args.summary_only && matches!(args.format, Some(Format::Table | Format::Html)) {
-        anyhow::bail!("--summary-only writes JSON: drop --format table/html");
+    if args.summary_only
+        && matches!(
+            args.format,
+            Some(Format::Table | Format::Html | Format::Prometheus)
+        )
+    {
+        anyhow::bail!("--summary-only writes JSON: drop --format table/html/prometheus");
     }
     crate::output::refuse_input_as_output(args.output.as_deref(), args.files.iter().map(|p| p.as_path()))?;
     crate::output::check_writable(args.output.as_deref())?;

@@ -1,6 +1,7 @@
 //! `rdblens report`: analyse one or more dumps and print tables or JSON.
 
 use std::path::PathBuf;
+use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
@@ -16,6 +17,9 @@ pub enum Format {
     Json,
     /// One self-contained page with charts (docs/html-report.md).
     Html,
+    /// Prometheus text format, for node_exporter's textfile collector
+    /// (docs/monitoring.md).
+    Prometheus,
 }
 
 /// `--fail-on`: the least severe finding that fails the run.
@@ -104,6 +108,33 @@ pub struct ReportArgs {
     /// of the report; `rdblens merge` and `rdblens diff` read it.
     #[arg(long)]
     pub summary_only: bool,
+    #[command(flatten)]
+    pub metrics: MetricsArgs,
+}
+
+/// The caps of `--format prometheus` (docs/monitoring.md): the number of
+/// series does not depend on the key names.
+#[derive(Args, Debug, Clone, Copy)]
+pub struct MetricsArgs {
+    /// With --format prometheus: namespaces (first level) with their own
+    /// series, heaviest first; the rest are summed in key_group="overflow".
+    /// Databases, types and encodings are capped at the same number.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub metrics_groups: usize,
+    /// With --format prometheus: big keys listed (by estimated memory).
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub metrics_keys: usize,
+}
+
+impl MetricsArgs {
+    /// The renderer's options (the analysis time is added once measured).
+    pub fn options(self) -> rdblens_report::prometheus::MetricsOptions {
+        rdblens_report::prometheus::MetricsOptions {
+            key_groups: self.metrics_groups,
+            big_keys: self.metrics_keys,
+            analysis_seconds: None,
+        }
+    }
 }
 
 fn parse_bucket(s: &str) -> Result<Option<i64>> {
@@ -203,16 +234,26 @@ pub fn rendering(section: &[String], top: usize, bucket: &str, sort: SortBy) -> 
 
 /// Checks the flags before any work: errors here are usage errors (exit 2).
 pub fn prepare(args: &ReportArgs) -> Result<(Options, ReportOptions)> {
-    if args.summary_only && matches!(args.format, Some(Format::Table | Format::Html)) {
-        bail!("--summary-only writes JSON: drop --format table/html");
+    if args.summary_only
+        && matches!(
+            args.format,
+            Some(Format::Table | Format::Html | Format::Prometheus)
+        )
+    {
+        bail!("--summary-only writes JSON: drop --format table/html/prometheus");
     }
     crate::input::refuse_repeated_inputs(&args.files)?;
     crate::common::check_labels(&args.label, args.files.len())?;
     let inputs = args.files.iter().chain(&args.model.config).chain(&args.rules);
     crate::output::refuse_input_as_output(args.output.as_deref(), inputs.map(|p| p.as_path()))?;
     crate::output::check_writable(args.output.as_deref())?;
-    let report_opts = report_options(args, false)?;
+    let mut report_opts = report_options(args, false)?;
+    report_opts.metrics = args.metrics.options();
     let mut opts = options(args)?;
+    if args.format == Some(Format::Prometheus) {
+        // The big keys of the metrics come from the top list.
+        opts.top = opts.top.max(args.metrics.metrics_keys);
+    }
     // Fewer sections feed fewer accumulators (the tables, JSON and HTML
     // are all built from the model, which reads only what the sections
     // show). A summary needs every one; a `--fail-on` gate, what the
@@ -235,6 +276,7 @@ pub fn run(
     args: &ReportArgs,
     opts: &Options,
     report_opts: ReportOptions,
+    started: Instant,
 ) -> Result<(Summary, Option<Audit>)> {
     let summary = analyze_files(&args.files, &args.label, opts, args.quiet)?;
     let in_files = summary.files.iter().map(|f| f.keys).sum();
@@ -250,10 +292,11 @@ pub fn run(
         return Ok((file.summary, audit));
     }
     let format = args.format.unwrap_or(Format::Table);
-    let report_opts = ReportOptions {
+    let mut report_opts = ReportOptions {
         target: Some(rdblens_advice::target_for(&summary, opts.quantum, &opts.config)),
         ..report_opts
     };
+    report_opts.metrics.analysis_seconds = Some(started.elapsed().as_secs_f64());
     let audit = write_report(
         &summary,
         format,
@@ -312,6 +355,10 @@ pub fn write_report(
         Format::Json => crate::output::write_with(output, |w| rdblens_report::json::write(&model, w))?,
         Format::Table => crate::output::write_text(output, &rdblens_report::table::render(&model))?,
         Format::Html => crate::output::write_text(output, &rdblens_html::report_page(&model)?)?,
+        Format::Prometheus => crate::output::write_text(
+            output,
+            &rdblens_report::prometheus::render(&model, &model.options.metrics),
+        )?,
     }
     Ok(model.into_audit())
 }
@@ -323,6 +370,20 @@ fn audit_when(fail_on: Option<FailOn>) -> AuditWhen {
         Some(_) => AuditWhen::Always,
         None => AuditWhen::Shown,
     }
+}
+
+/// With `--format prometheus`, after an analysis that failed (an
+/// unreadable or unknown file...): the metrics of a failed run
+/// (`rdblens_analysis_success 0`), written where the report would have
+/// gone, so that the failure alerts rather than the last good figures
+/// staying in place.
+pub fn write_failure_metrics(args: &ReportArgs, opts: &Options, started: Instant) -> Result<()> {
+    let now_ms = opts.now_ms.unwrap_or_else(|| {
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+        now.map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+    });
+    let text = rdblens_report::prometheus::failure(now_ms, started.elapsed().as_secs_f64());
+    Ok(crate::output::write_text(args.output.as_deref(), &text)?)
 }
 
 /// `--fail-on`: why the run fails, if the audit found anything at or above

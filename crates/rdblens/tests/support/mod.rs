@@ -72,6 +72,13 @@ impl RdbBuilder {
         self
     }
 
+    /// Keys from here on go to database `db`.
+    pub fn select(mut self, db: usize) -> Self {
+        self.data.push(0xfe);
+        length(&mut self.data, db);
+        self
+    }
+
     /// A hash_listpack (type 16) whose blob is not a listpack: the walk
     /// finds its end, decoding it fails.
     pub fn damaged_hash(mut self, key: &[u8]) -> Self {

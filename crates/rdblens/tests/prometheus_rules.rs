@@ -1,0 +1,83 @@
+//! The example alert rules (examples/prometheus/rdblens-alerts.yml, in
+//! docs/monitoring.md): `promtool check rules` accepts them and `promtool
+//! test rules` passes their test series (rdblens-alerts.test.yml), and the
+//! metrics they read are the ones `report --format prometheus` writes.
+//!
+//! Needs `promtool` (Debian package `prometheus`; `.ci/run` installs it,
+//! `RDBLENS_PROMTOOL` names another). Without it the test says so and
+//! passes, except under CI (`CI` set), where it fails.
+
+mod support;
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use support::{rdblens, root, ALL_TYPES};
+
+fn promtool() -> Option<PathBuf> {
+    let found = std::env::var_os("RDBLENS_PROMTOOL")
+        .map(PathBuf::from)
+        .or_else(|| {
+            ["/usr/bin/promtool", "/usr/local/bin/promtool"]
+                .iter()
+                .map(PathBuf::from)
+                .find(|p| p.exists())
+        });
+    if found.is_none() {
+        if std::env::var_os("CI").is_some() {
+            panic!(
+                "CI is set but promtool is not installed (.ci/run installs the Debian package prometheus)"
+            );
+        }
+        eprintln!("SKIPPED example_alert_rules_pass_promtool: promtool not found (install the Debian package `prometheus`, or set RDBLENS_PROMTOOL)");
+    }
+    found
+}
+
+fn examples() -> PathBuf {
+    root().join("examples/prometheus")
+}
+
+#[test]
+fn example_alert_rules_pass_promtool() {
+    let Some(promtool) = promtool() else { return };
+    for (args, expected) in [
+        (["check", "rules", "rdblens-alerts.yml"], "SUCCESS: 7 rules found"),
+        (["test", "rules", "rdblens-alerts.test.yml"], "SUCCESS"),
+    ] {
+        let out = Command::new(&promtool)
+            .args(args)
+            .current_dir(examples())
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "promtool {args:?}:\n{said}");
+        assert!(said.contains(expected), "promtool {args:?}:\n{said}");
+    }
+}
+
+#[test]
+fn the_rules_read_metrics_that_rdblens_writes() {
+    let rules = std::fs::read_to_string(examples().join("rdblens-alerts.yml")).unwrap();
+    let out = rdblens()
+        .args(["report", "--format", "prometheus", "-q", ALL_TYPES])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let metrics = String::from_utf8(out).unwrap();
+    let mut read = Vec::new();
+    for word in rules.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+        if word.starts_with("rdblens_") && !read.contains(&word) {
+            read.push(word);
+        }
+    }
+    assert_eq!(read.len(), 6, "{read:?}");
+    for name in read {
+        assert!(
+            metrics.contains(&format!("\n# TYPE {name} gauge\n")),
+            "the rules read {name}, which the metrics do not have"
+        );
+    }
+}
