@@ -1,7 +1,9 @@
 //! The documents against what they describe: the README's sample report is
 //! what its command prints, every documented `cargo install` keeps the
 //! committed Cargo.lock (`--locked`), and fixtures/README.md's table of
-//! server builds is the one the `meta.json` files in fixtures/rdb/ give.
+//! server builds is the one the `meta.json` files in fixtures/rdb/ give,
+//! and every crate is named in README.md's layout and in
+//! docs/architecture.md, with the dependencies its Cargo.toml declares.
 //!
 //! `cargo test -p rdblens --test docs -- --ignored write_fixtures_table`
 //! rewrites that table from the folders.
@@ -127,6 +129,85 @@ fn every_documented_cargo_install_is_locked() {
     }
     assert!(unlocked.is_empty(), "without --locked:\n{}", unlocked.join("\n"));
     assert!(installs >= 6, "only {installs} cargo install commands found");
+}
+
+// ---- the crates: README.md's layout and docs/architecture.md ---------------
+
+/// The directories under crates/, sorted.
+fn crate_dirs() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(root().join("crates"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// The workspace crates a crate's `[dependencies]` table names, sorted.
+fn workspace_dependencies(name: &str) -> Vec<String> {
+    let manifest = read(&format!("crates/{name}/Cargo.toml"));
+    let table = manifest
+        .split("\n[")
+        .find(|t| t.starts_with("dependencies]"))
+        .unwrap_or_else(|| panic!("crates/{name}/Cargo.toml: no [dependencies]"));
+    let mut deps: Vec<String> = table
+        .lines()
+        .filter(|l| l.starts_with("rdblens"))
+        .map(|l| l.split(['.', ' ', '=']).next().unwrap().to_string())
+        .collect();
+    deps.sort();
+    deps
+}
+
+#[test]
+fn every_crate_is_in_the_readme_layout_and_the_architecture() {
+    let crates = crate_dirs();
+    assert!(crates.len() >= 8, "crates/: {crates:?}");
+    let readme = read("README.md");
+    let layout = section(&readme, "## Layout");
+    let architecture = read("docs/architecture.md");
+    assert!(
+        layout.contains("docs/architecture.md"),
+        "README.md's layout does not point to docs/architecture.md"
+    );
+    for name in &crates {
+        // In backquotes: `crates/rdblens` is a prefix of every other path.
+        let path = format!("`crates/{name}`");
+        assert!(layout.contains(&path), "README.md's layout does not name {path}");
+        // One paragraph per crate, and its row of the dependency table,
+        // which lists what its Cargo.toml depends on.
+        assert!(
+            architecture.contains(&format!("- **{path}**: ")),
+            "docs/architecture.md has no paragraph on {path}"
+        );
+        let row_start = format!("| {path} | ");
+        let row = architecture
+            .lines()
+            .find(|l| l.starts_with(&row_start))
+            .unwrap_or_else(|| panic!("docs/architecture.md's dependency table has no row {path}"));
+        let cell = row[row_start.len()..].trim_end_matches(" |");
+        let mut listed: Vec<String> = match cell {
+            "none" => Vec::new(),
+            _ => cell
+                .split(", ")
+                .map(|d| d.trim_matches('`').to_string())
+                .collect(),
+        };
+        listed.sort();
+        assert_eq!(
+            listed,
+            workspace_dependencies(name),
+            "docs/architecture.md's dependencies of {path} are not its Cargo.toml's"
+        );
+    }
+    // The table has no row for a crate that is gone.
+    let rows = architecture
+        .lines()
+        .filter(|l| l.starts_with("| `crates/"))
+        .count();
+    assert_eq!(rows, crates.len(), "docs/architecture.md's dependency table");
 }
 
 // ---- fixtures/README.md's table of server builds ---------------------------
