@@ -163,6 +163,8 @@ pub struct ReportOptions {
     pub target: Option<rdblens_memory::Profile>,
     /// The caps of the Prometheus metrics, and the analysis time they show.
     pub metrics: MetricsOptions,
+    /// `diff --fail-on-growth`: the limits growth alerts are checked against.
+    pub growth: Option<crate::diff::GrowthLimits>,
 }
 
 impl Default for ReportOptions {
@@ -177,6 +179,7 @@ impl Default for ReportOptions {
             sort: SortBy::Memory,
             target: None,
             metrics: MetricsOptions::default(),
+            growth: None,
         }
     }
 }

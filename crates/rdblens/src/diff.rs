@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use rdblens_analysis::{join_differences, Options, Setting, Summary, SummaryFile};
+use rdblens_report::diff::{growth_alerts, GrowthAlert};
 use rdblens_report::ReportOptions;
 
 use crate::common::{FilterArgs, ModelArgs};
@@ -35,6 +36,12 @@ pub struct DiffArgs {
     /// Expiry bucket the clusters are compared at: 1s, 1m, 1h, 1d or auto.
     #[arg(long, default_value = "auto")]
     pub bucket: String,
+    /// Exit 1 when a figure grew by more than its limit: total (estimated
+    /// memory), keys, namespace (any prefix's memory), key (any key's memory),
+    /// each a percentage of the old figure or an amount (a size such as 50MiB;
+    /// a number of keys for keys), e.g. total=10%,keys=5%,namespace=20%,key=50MiB.
+    #[arg(long, value_name = "LIMITS")]
+    pub fail_on_growth: Option<String>,
     #[command(flatten)]
     pub filter: FilterArgs,
     #[command(flatten)]
@@ -74,7 +81,18 @@ pub fn prepare(args: &DiffArgs) -> Result<(Options, ReportOptions)> {
         prefix_depth: args.depth,
         ..args.model.options(args.filter.filter()?)?
     };
-    Ok((opts, rendering(&[], args.top, &args.bucket, SortBy::Memory)?))
+    let growth = match &args.fail_on_growth {
+        Some(spec) => Some(
+            rdblens_report::diff::GrowthLimits::parse(spec)
+                .map_err(|e| anyhow::anyhow!("--fail-on-growth: {e}"))?,
+        ),
+        None => None,
+    };
+    let report_opts = ReportOptions {
+        growth,
+        ..rendering(&[], args.top, &args.bucket, SortBy::Memory)?
+    };
+    Ok((opts, report_opts))
 }
 
 /// One side: a summary file, or a dump analysed with `opts`.
@@ -93,12 +111,15 @@ fn load(path: &Path, opts: &Options, quiet: bool) -> Result<SummaryFile, Summary
     Ok(SummaryFile::new(summary))
 }
 
+/// What a diff that was written leaves for the exit code: both sides, and
+/// the growth alerts (`--fail-on-growth`; empty without it).
+pub struct Diffed {
+    pub sides: [Summary; 2],
+    pub growth_alerts: Vec<GrowthAlert>,
+}
+
 /// Both sides, compared and written; returns them for exit-code decisions.
-pub fn run(
-    args: &DiffArgs,
-    opts: &Options,
-    report_opts: ReportOptions,
-) -> Result<[Summary; 2], SummaryError> {
+pub fn run(args: &DiffArgs, opts: &Options, report_opts: ReportOptions) -> Result<Diffed, SummaryError> {
     let same = crate::output::file_id(&args.old).is_some()
         && crate::output::file_id(&args.old) == crate::output::file_id(&args.new);
     if same {
@@ -139,5 +160,12 @@ pub fn run(
         }
     };
     write_text(args.output.as_deref(), &text).map_err(|e| SummaryError::Input(e.into()))?;
-    Ok([old.summary, new.summary])
+    let growth_alerts = match &report_opts.growth {
+        Some(limits) => growth_alerts(&old.summary, &new.summary, limits),
+        None => Vec::new(),
+    };
+    Ok(Diffed {
+        sides: [old.summary, new.summary],
+        growth_alerts,
+    })
 }

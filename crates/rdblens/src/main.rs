@@ -4,7 +4,7 @@
 //! per key, streamed) and `check` (full validation).
 //!
 //! Exit codes: 0 ok, 1 `report --fail-on` found design-rule findings at or
-//! above that severity, 2 bad usage (an output that is an input included),
+//! above that severity (or `diff --fail-on-growth` growth above a limit), 2 bad usage (an output that is an input included),
 //! 3 unreadable, corrupt or incomplete input, 4 the output could not be
 //! written, 5 rdblens itself failed (a bug: never the input's fault).
 
@@ -105,7 +105,8 @@ fn command() -> clap::Command {
     Cli::command().long_version(VERSION.get_or_init(version_text).as_str())
 }
 
-/// `report --fail-on`: a design-rule finding at or above the level.
+/// `report --fail-on`: a design-rule finding at or above the level; `diff
+/// --fail-on-growth`: a figure that grew by more than its limit.
 const EXIT_FINDINGS: u8 = 1;
 const EXIT_USAGE: u8 = 2;
 /// Unreadable, corrupt or incomplete input.
@@ -236,7 +237,8 @@ const EXIT_STATUSES: [(u8, &str); 6] = [
     (
         EXIT_FINDINGS,
         "report or merge with --fail-on LEVEL: a design-rule finding at or above LEVEL (the CI gate); \
-         the report is printed first.",
+         the report is printed first. diff with --fail-on-growth LIMITS: a figure grew by more than \
+         its limit; the diff is printed first and each alert is named on standard error.",
     ),
     (
         EXIT_USAGE,
@@ -405,10 +407,18 @@ fn diff_command(args: &diff::DiffArgs) -> ExitCode {
         Err(e) => return fail(&e, EXIT_USAGE),
     };
     match diff::run(args, &opts, report_opts) {
-        Ok([old, new]) => {
+        Ok(diff::Diffed {
+            sides: [old, new],
+            growth_alerts,
+        }) => {
             let old_problems = input_problems(&old.files);
             if old_problems | input_problems(&new.files) {
                 ExitCode::from(EXIT_BAD_INPUT)
+            } else if !growth_alerts.is_empty() {
+                for alert in &growth_alerts {
+                    eprintln!("rdblens: --fail-on-growth: {alert}");
+                }
+                ExitCode::from(EXIT_FINDINGS)
             } else {
                 ExitCode::SUCCESS
             }

@@ -5,9 +5,11 @@
 //! expiry clusters that were not there before. As JSON (docs/json-schema.md,
 //! "The diff document") or tables.
 
+mod growth;
 mod model;
 mod table;
 
+pub use growth::{growth_alerts, Amount, GrowthAlert, GrowthLimits, GrowthWhat, Limit};
 pub use model::{
     build, BecameBig, Delta, DiffJson, ExpiryDiff, GroupDiff, KeyChange, KeyChangeKind, KeyChanges,
     NamespaceDiff, SideJson, TotalsDiff, DIFF_VERSION,

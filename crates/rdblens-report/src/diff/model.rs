@@ -11,6 +11,7 @@ use rdblens_analysis::acc::top::{KeyRecord, Metric, TopKeys, TopSet};
 use rdblens_analysis::{KeyName, Summary, UsedMemory};
 use serde::Serialize;
 
+use super::growth::{growth_alerts, GrowthAlert};
 use crate::options::{ReportOptions, AUTO_BARS};
 
 /// Bumped on any incompatible change of the diff document.
@@ -252,6 +253,10 @@ pub struct DiffJson<'s> {
     pub key_changes: KeyChanges<'s>,
     /// Expiry clusters that are new.
     pub expiry: ExpiryDiff,
+    /// With `--fail-on-growth`: every figure that grew by more than its
+    /// limit (empty when none did); absent without the flag.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub growth_alerts: Option<Vec<GrowthAlert>>,
 }
 
 fn groups<K: Ord + ToString>(old: &BTreeMap<K, Counter>, new: &BTreeMap<K, Counter>) -> Vec<GroupDiff> {
@@ -322,15 +327,29 @@ fn prefix_paths(root: &BoundedMap<PrefixNode>, into: &mut BTreeSet<Vec<KeyName>>
     walk(root, &mut Vec::new(), into);
 }
 
-fn namespaces(old: &Summary, new: &Summary) -> Vec<NamespaceDiff> {
+/// Every prefix of levels 1 and 2 in either summary, with its figures on
+/// each side (`None` where that side folded it away).
+pub(super) fn namespace_pairs(
+    old: &Summary,
+    new: &Summary,
+) -> Vec<(Vec<KeyName>, Option<Counter>, Option<Counter>)> {
     let (o, n) = (&old.keys.prefixes.root, &new.keys.prefixes.root);
     let mut paths = BTreeSet::new();
     prefix_paths(o, &mut paths);
     prefix_paths(n, &mut paths);
-    let mut rows: Vec<NamespaceDiff> = paths
+    paths
         .into_iter()
-        .filter_map(|path| {
+        .map(|path| {
             let (old, new) = (lookup(o, &path), lookup(n, &path));
+            (path, old, new)
+        })
+        .collect()
+}
+
+fn namespaces(old: &Summary, new: &Summary) -> Vec<NamespaceDiff> {
+    let mut rows: Vec<NamespaceDiff> = namespace_pairs(old, new)
+        .into_iter()
+        .filter_map(|(path, old, new)| {
             if old.zip(new).is_some_and(|(o, n)| unchanged(&o, &n)) {
                 return None;
             }
@@ -473,7 +492,9 @@ impl<'s> MemoryLists<'s> {
     }
 }
 
-fn key_changes<'s>(old: &'s Summary, new: &'s Summary, top: usize) -> KeyChanges<'s> {
+/// Every key of the two sides' top lists by memory that changed, biggest
+/// change first in each list (all of them: the diff shows the first `--top`).
+pub(super) fn key_changes<'s>(old: &'s Summary, new: &'s Summary) -> KeyChanges<'s> {
     let (o, n) = (MemoryLists::of(old), MemoryLists::of(new));
     let mut out = KeyChanges {
         appeared: Vec::new(),
@@ -545,9 +566,22 @@ fn key_changes<'s>(old: &'s Summary, new: &'s Summary, top: usize) -> KeyChanges
                 .then(a.db.cmp(&b.db))
                 .then_with(|| a.key.cmp(b.key))
         });
-        list.truncate(top);
     }
     out
+}
+
+impl KeyChanges<'_> {
+    /// The first `top` of each list.
+    fn truncate(&mut self, top: usize) {
+        for list in [
+            &mut self.appeared,
+            &mut self.disappeared,
+            &mut self.grew,
+            &mut self.shrank,
+        ] {
+            list.truncate(top);
+        }
+    }
 }
 
 fn expiry(old: &Summary, new: &Summary, opts: &ReportOptions) -> ExpiryDiff {
@@ -604,8 +638,13 @@ pub fn build<'s>(old: &'s Summary, new: &'s Summary, opts: &ReportOptions) -> Di
         encodings: groups(&ok.encodings.to_map(), &nk.encodings.to_map()),
         namespaces: namespaces(old, new),
         became_big: became_big(old, new),
-        key_changes: key_changes(old, new, opts.top),
+        key_changes: {
+            let mut changes = key_changes(old, new);
+            changes.truncate(opts.top);
+            changes
+        },
         expiry: expiry(old, new, opts),
+        growth_alerts: opts.growth.as_ref().map(|l| growth_alerts(old, new, l)),
     }
 }
 

@@ -32,7 +32,7 @@ pub fn signed_count(d: i64) -> String {
 }
 
 /// Change relative to the old value: `+12.5%`, `new`, `-`.
-fn change(old: u64, delta: i64) -> String {
+pub(super) fn change(old: u64, delta: i64) -> String {
     if delta == 0 {
         return "-".into();
     }
@@ -225,6 +225,15 @@ pub fn to_table(old: &Summary, new: &Summary, opts: &ReportOptions) -> String {
             ]);
         }
         let _ = writeln!(out, "{}", fitted_dropping(&mut t, opts, &["to", "namespaces"]));
+    }
+    if let Some(alerts) = &d.growth_alerts {
+        heading(&mut out, "Growth alerts (--fail-on-growth)");
+        if alerts.is_empty() {
+            let _ = writeln!(out, "none: no figure grew by more than its limit");
+        }
+        for a in alerts {
+            let _ = writeln!(out, "{a}");
+        }
     }
     wrap_prose(&out, opts.width)
 }

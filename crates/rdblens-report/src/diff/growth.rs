@@ -1,0 +1,319 @@
+//! Growth alerts: `rdblens diff --fail-on-growth total=10%,keys=5%,namespace=20%,key=50MiB`.
+//! Each limit is a percentage of the old figure or an absolute amount; a
+//! figure that grew by more than its limit is an alert, and the run fails
+//! (exit 1) so that a nightly job or a CI step notices.
+
+use std::fmt;
+
+use rdblens_analysis::rules::ByteSize;
+use serde::Serialize;
+
+use super::model::{key_changes, namespace_pairs, KeyChange};
+use super::table::{change, signed_bytes, signed_count};
+use crate::format::{human_bytes, short_key, thousands};
+use rdblens_analysis::Summary;
+
+/// How much a figure may grow.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Amount {
+    /// Percent of the old figure (not applied when the old figure is 0:
+    /// growth from nothing has no percentage; an absolute limit catches it).
+    Percent(f64),
+    /// Bytes for memory limits, keys for `keys`.
+    Absolute(u64),
+}
+
+/// One limit as given, e.g. `namespace=20%`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Limit {
+    /// The amount parsed.
+    pub amount: Amount,
+    /// The text given (`20%`, `50MiB`), shown in alerts.
+    pub text: String,
+}
+
+impl Limit {
+    /// True if growing from `old` to `new` is more than this limit allows.
+    fn crossed(&self, old: u64, new: u64) -> bool {
+        let Some(growth) = new.checked_sub(old).filter(|&g| g > 0) else {
+            return false;
+        };
+        match self.amount {
+            Amount::Percent(p) => old > 0 && growth as f64 * 100.0 > p * old as f64,
+            Amount::Absolute(n) => growth > n,
+        }
+    }
+}
+
+/// The limits of `--fail-on-growth`; `None` is a figure not checked.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GrowthLimits {
+    /// Total estimated memory.
+    pub total: Option<Limit>,
+    /// Total number of keys.
+    pub keys: Option<Limit>,
+    /// Estimated memory of any namespace prefix (levels 1 and 2).
+    pub namespace: Option<Limit>,
+    /// Estimated memory of any key of the top lists.
+    pub key: Option<Limit>,
+}
+
+const EXAMPLE: &str = "e.g. total=10%,keys=5%,namespace=20%,key=50MiB";
+
+impl GrowthLimits {
+    /// Parses `what=amount[,what=amount...]`; an error naming the part that is wrong.
+    pub fn parse(spec: &str) -> Result<GrowthLimits, String> {
+        let mut limits = GrowthLimits::default();
+        for part in spec.split(',').map(str::trim) {
+            let Some((what, value)) = part.split_once('=') else {
+                return Err(format!("{part:?} is not WHAT=LIMIT ({EXAMPLE})"));
+            };
+            let (what, value) = (what.trim(), value.trim());
+            let slot = match what {
+                "total" => &mut limits.total,
+                "keys" => &mut limits.keys,
+                "namespace" => &mut limits.namespace,
+                "key" => &mut limits.key,
+                _ => {
+                    return Err(format!(
+                        "{what:?} is not a figure to limit (total, keys, namespace or key)"
+                    ))
+                }
+            };
+            if slot.is_some() {
+                return Err(format!("{what} is given more than once"));
+            }
+            let amount = match value.strip_suffix('%') {
+                Some(p) => match p.trim().parse::<f64>() {
+                    Ok(p) if p.is_finite() && p >= 0.0 => Amount::Percent(p),
+                    _ => return Err(format!("{what}={value}: {p:?} is not a percentage ({EXAMPLE})")),
+                },
+                None if what == "keys" => match value.parse::<u64>() {
+                    Ok(n) => Amount::Absolute(n),
+                    Err(_) => {
+                        return Err(format!(
+                            "{what}={value}: {value:?} is not a percentage or a number of keys (e.g. keys=5% or keys=1000)"
+                        ))
+                    }
+                },
+                None => match ByteSize::parse(value) {
+                    Ok(size) => Amount::Absolute(size.0),
+                    Err(_) => {
+                        return Err(format!(
+                            "{what}={value}: {value:?} is not a percentage or a size (e.g. {what}=10% or {what}=50MiB)"
+                        ))
+                    }
+                },
+            };
+            *slot = Some(Limit {
+                amount,
+                text: value.to_string(),
+            });
+        }
+        Ok(limits)
+    }
+}
+
+/// The figure an alert is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GrowthWhat {
+    /// Total estimated memory, bytes.
+    Total,
+    /// Total keys.
+    Keys,
+    /// A namespace prefix's estimated memory, bytes.
+    Namespace,
+    /// A key's estimated memory, bytes.
+    Key,
+}
+
+impl GrowthWhat {
+    fn name(self) -> &'static str {
+        match self {
+            GrowthWhat::Total => "total",
+            GrowthWhat::Keys => "keys",
+            GrowthWhat::Namespace => "namespace",
+            GrowthWhat::Key => "key",
+        }
+    }
+}
+
+/// A figure that grew by more than its limit.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GrowthAlert {
+    /// `total`, `keys`, `namespace` or `key`.
+    pub what: GrowthWhat,
+    /// The namespace prefix (`cache:page`) or the key (bytes that are not
+    /// UTF-8 replaced by U+FFFD); null for `total` and `keys`.
+    pub name: Option<String>,
+    /// The key's database; only for `key`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub db: Option<u64>,
+    /// The old figure (bytes, or keys). For a key the old top lists did not
+    /// hold: the most it can have been (the smallest of its type's full
+    /// list), or 0 when it was not in the old dump.
+    pub old: u64,
+    /// The new figure.
+    pub new: u64,
+    /// `new - old`.
+    pub change: i64,
+    /// The limit crossed, as given (`10%`, `50MiB`).
+    pub threshold: String,
+}
+
+impl GrowthAlert {
+    /// The name quoted and shortened as the tables show keys.
+    fn shown_name(&self) -> String {
+        short_key(self.name.as_deref().unwrap_or_default().as_bytes())
+    }
+}
+
+impl fmt::Display for GrowthAlert {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (figure, old, new, delta) = match self.what {
+            GrowthWhat::Keys => (
+                "keys".to_string(),
+                thousands(self.old),
+                thousands(self.new),
+                signed_count(self.change),
+            ),
+            what => (
+                match what {
+                    GrowthWhat::Total => "total memory".to_string(),
+                    GrowthWhat::Namespace => format!("namespace {} memory", self.shown_name()),
+                    _ => format!(
+                        "key {} (db {}) memory",
+                        self.shown_name(),
+                        self.db.unwrap_or_default()
+                    ),
+                },
+                human_bytes(self.old),
+                human_bytes(self.new),
+                signed_bytes(self.change),
+            ),
+        };
+        let percent = match self.old {
+            0 => String::new(),
+            old => format!(", {}", change(old, self.change)),
+        };
+        write!(
+            f,
+            "{figure} {old} -> {new} ({delta}{percent}), above {}={}",
+            self.what.name(),
+            self.threshold
+        )
+    }
+}
+
+fn alert(what: GrowthWhat, name: Option<&[u8]>, limit: &Limit, old: u64, new: u64) -> GrowthAlert {
+    GrowthAlert {
+        what,
+        name: name.map(|n| String::from_utf8_lossy(n).into_owned()),
+        db: None,
+        old,
+        new,
+        change: i64::try_from(new.saturating_sub(old)).unwrap_or(i64::MAX),
+        threshold: limit.text.clone(),
+    }
+}
+
+/// Every figure that grew by more than its limit: totals, then namespaces
+/// (largest memory growth first), then keys (largest growth first). Keys are
+/// checked against both sides' complete top lists by memory, not only the
+/// `--top` rows the diff shows.
+pub fn growth_alerts(old: &Summary, new: &Summary, limits: &GrowthLimits) -> Vec<GrowthAlert> {
+    let mut out = Vec::new();
+    let (o, n) = (&old.keys.totals, &new.keys.totals);
+    if let Some(l) = limits.total.as_ref().filter(|l| l.crossed(o.memory, n.memory)) {
+        out.push(alert(GrowthWhat::Total, None, l, o.memory, n.memory));
+    }
+    if let Some(l) = limits.keys.as_ref().filter(|l| l.crossed(o.keys, n.keys)) {
+        out.push(alert(GrowthWhat::Keys, None, l, o.keys, n.keys));
+    }
+    if let Some(l) = &limits.namespace {
+        let separator = new.settings.separator;
+        let mut rows: Vec<GrowthAlert> = namespace_pairs(old, new)
+            .into_iter()
+            .filter_map(|(path, o, n)| {
+                let (o, n) = (o?.memory, n?.memory);
+                l.crossed(o, n).then(|| {
+                    let name = path
+                        .iter()
+                        .map(|p| p.as_bytes())
+                        .collect::<Vec<_>>()
+                        .join(&separator);
+                    alert(GrowthWhat::Namespace, Some(&name), l, o, n)
+                })
+            })
+            .collect();
+        rows.sort_by(|a, b| b.change.cmp(&a.change).then_with(|| a.name.cmp(&b.name)));
+        out.extend(rows);
+    }
+    if let Some(l) = &limits.key {
+        let changes = key_changes(old, new);
+        let old_of = |c: &KeyChange<'_>| c.old_memory.or(c.old_at_most).unwrap_or(0);
+        // grew and appeared are each sorted by growth; merge them.
+        let mut rows: Vec<GrowthAlert> = changes
+            .grew
+            .iter()
+            .chain(&changes.appeared)
+            .filter_map(|c| {
+                let (o, n) = (old_of(c), c.new_memory?);
+                l.crossed(o, n).then(|| GrowthAlert {
+                    db: Some(c.db),
+                    ..alert(GrowthWhat::Key, Some(c.key.as_bytes()), l, o, n)
+                })
+            })
+            .collect();
+        rows.sort_by(|a, b| {
+            b.change
+                .cmp(&a.change)
+                .then(a.db.cmp(&b.db))
+                .then_with(|| a.name.cmp(&b.name))
+        });
+        out.extend(rows);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_parse_and_refuse() {
+        let l = GrowthLimits::parse("total=10%, keys=1000,namespace=2.5%,key=50MiB").unwrap(); // ok: unit test
+        assert_eq!(l.total.map(|l| l.amount), Some(Amount::Percent(10.0)));
+        assert_eq!(l.keys.map(|l| l.amount), Some(Amount::Absolute(1000)));
+        assert_eq!(l.namespace.map(|l| l.amount), Some(Amount::Percent(2.5)));
+        assert_eq!(l.key.map(|l| l.amount), Some(Amount::Absolute(50 << 20)));
+        assert_eq!(
+            GrowthLimits::parse("total=abc"),
+            Err("total=abc: \"abc\" is not a percentage or a size (e.g. total=10% or total=50MiB)".into())
+        );
+        assert!(GrowthLimits::parse("size=10%").is_err());
+        assert!(GrowthLimits::parse("total=10%,total=5%").is_err());
+        assert!(GrowthLimits::parse("total=-5%").is_err());
+        assert!(GrowthLimits::parse("keys=1MiB").is_err());
+        assert!(GrowthLimits::parse("").is_err());
+    }
+
+    #[test]
+    fn more_than_the_limit_crosses_it() {
+        let pct = Limit {
+            amount: Amount::Percent(10.0),
+            text: "10%".into(),
+        };
+        assert!(!pct.crossed(100, 110));
+        assert!(pct.crossed(100, 111));
+        assert!(!pct.crossed(0, 1_000_000), "no percentage of nothing");
+        assert!(!pct.crossed(200, 100));
+        let abs = Limit {
+            amount: Amount::Absolute(50),
+            text: "50".into(),
+        };
+        assert!(!abs.crossed(0, 50));
+        assert!(abs.crossed(0, 51));
+    }
+}
