@@ -160,6 +160,10 @@ fn the_man_page_refers_to_no_missing_page_and_names_every_exit_status() {
     assert_eq!(listed, used);
     assert_eq!(used, [0, 1, 2, 3, 4, 5]);
     assert!(status.contains("\\-\\-fail\\-on LEVEL"), "the CI gate's code");
+    assert!(
+        status.contains("\\-\\-fail\\-on\\-growth LIMITS"),
+        "the growth gate shares it"
+    );
     assert!(status.contains("truncated (a cut file)"));
 }
 
