@@ -195,3 +195,46 @@ fn a_bad_limit_is_a_usage_error_naming_the_flag() {
         assert_eq!(out, "", "{spec}");
     }
 }
+
+/// A real redis-server 7.0.15 saved before and after growth
+/// (fixtures/growth/generate.py): `cache:page:*` doubles, `queue:jobs`
+/// grows from 100 to 5,000 items, 1,201 keys become 1,401.
+#[test]
+fn snapshots_of_a_real_server_before_and_after_growth() {
+    let root = support::root().join("fixtures/growth");
+    let (o, n) = (root.join("before.rdb"), root.join("after.rdb"));
+    let (o, n) = (o.to_str().unwrap(), n.to_str().unwrap());
+    let (code, out, err) = diff(
+        o,
+        n,
+        &["--fail-on-growth", "total=10%,keys=5%,namespace=50%,key=100KiB"],
+    );
+    assert_eq!(code, Some(1), "{err}");
+    let alerts = [
+        "total memory 217.6 KiB -> 531.5 KiB (+313.9 KiB, +144.2%), above total=10%",
+        "keys 1,201 -> 1,401 (+200, +16.7%), above keys=5%",
+        "namespace \"queue\" memory 5.1 KiB -> 208.1 KiB (+203.0 KiB, +3954.5%), above namespace=50%",
+        "namespace \"cache\" memory 110.9 KiB -> 221.9 KiB (+110.9 KiB, +100.0%), above namespace=50%",
+        "namespace \"cache:page\" memory 110.9 KiB -> 221.9 KiB (+110.9 KiB, +100.0%), above namespace=50%",
+        "key \"queue:jobs\" (db 0) memory 5.1 KiB -> 208.1 KiB (+203.0 KiB, +3954.5%), above key=100KiB",
+    ];
+    let expected: String = alerts
+        .iter()
+        .map(|a| format!("rdblens: --fail-on-growth: {a}\n"))
+        .collect();
+    assert_eq!(err, expected);
+    assert!(out.ends_with(&format!(
+        "== Growth alerts (--fail-on-growth) ==\n{}\n",
+        alerts.join("\n")
+    )));
+    // Limits just above each growth: no alert.
+    let (code, _, err) = diff(
+        o,
+        n,
+        &[
+            "--fail-on-growth",
+            "total=150%,keys=20%,namespace=300KiB,key=250KiB",
+        ],
+    );
+    assert_eq!((code, err.as_str()), (Some(0), ""));
+}

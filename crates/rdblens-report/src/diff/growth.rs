@@ -232,19 +232,14 @@ pub fn growth_alerts(old: &Summary, new: &Summary, limits: &GrowthLimits) -> Vec
         out.push(alert(GrowthWhat::Keys, None, l, o.keys, n.keys));
     }
     if let Some(l) = &limits.namespace {
-        let separator = new.settings.separator;
         let mut rows: Vec<GrowthAlert> = namespace_pairs(old, new)
             .into_iter()
             .filter_map(|(path, o, n)| {
                 let (o, n) = (o?.memory, n?.memory);
-                l.crossed(o, n).then(|| {
-                    let name = path
-                        .iter()
-                        .map(|p| p.as_bytes())
-                        .collect::<Vec<_>>()
-                        .join(&separator);
-                    alert(GrowthWhat::Namespace, Some(&name), l, o, n)
-                })
+                // A level-2 node's name is the whole prefix (`cache:page`).
+                let name = path.last()?.as_bytes();
+                l.crossed(o, n)
+                    .then(|| alert(GrowthWhat::Namespace, Some(name), l, o, n))
             })
             .collect();
         rows.sort_by(|a, b| b.change.cmp(&a.change).then_with(|| a.name.cmp(&b.name)));
