@@ -164,7 +164,7 @@ pub struct ReportOptions {
     /// The caps of the Prometheus metrics, and the analysis time they show.
     pub metrics: MetricsOptions,
     /// `diff --fail-on-growth`: the limits growth alerts are checked against.
-    pub growth: Option<crate::diff::GrowthLimits>,
+    pub growth: Option<crate::diff::growth::GrowthLimits>,
 }
 
 impl Default for ReportOptions {

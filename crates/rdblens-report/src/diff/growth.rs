@@ -3,15 +3,11 @@
 //! figure that grew by more than its limit is an alert, and the run fails
 //! (exit 1) so that a nightly job or a CI step notices.
 
-use std::fmt;
+//! The limits and the alert type live here; `model` checks the figures
+//! (`growth_alerts`) and `table` words an alert (its `Display`).
 
 use rdblens_analysis::rules::ByteSize;
 use serde::Serialize;
-
-use super::model::{key_changes, namespace_pairs, KeyChange};
-use super::table::{change, signed_bytes, signed_count};
-use crate::format::{human_bytes, short_key, thousands};
-use rdblens_analysis::Summary;
 
 /// How much a figure may grow.
 #[derive(Clone, Debug, PartialEq)]
@@ -34,7 +30,7 @@ pub struct Limit {
 
 impl Limit {
     /// True if growing from `old` to `new` is more than this limit allows.
-    fn crossed(&self, old: u64, new: u64) -> bool {
+    pub(super) fn crossed(&self, old: u64, new: u64) -> bool {
         let Some(growth) = new.checked_sub(old).filter(|&g| g > 0) else {
             return false;
         };
@@ -129,7 +125,8 @@ pub enum GrowthWhat {
 }
 
 impl GrowthWhat {
-    fn name(self) -> &'static str {
+    /// The name `--fail-on-growth` gives it.
+    pub fn name(self) -> &'static str {
         match self {
             GrowthWhat::Total => "total",
             GrowthWhat::Keys => "keys",
@@ -162,51 +159,8 @@ pub struct GrowthAlert {
     pub threshold: String,
 }
 
-impl GrowthAlert {
-    /// The name quoted and shortened as the tables show keys.
-    fn shown_name(&self) -> String {
-        short_key(self.name.as_deref().unwrap_or_default().as_bytes())
-    }
-}
-
-impl fmt::Display for GrowthAlert {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (figure, old, new, delta) = match self.what {
-            GrowthWhat::Keys => (
-                "keys".to_string(),
-                thousands(self.old),
-                thousands(self.new),
-                signed_count(self.change),
-            ),
-            what => (
-                match what {
-                    GrowthWhat::Total => "total memory".to_string(),
-                    GrowthWhat::Namespace => format!("namespace {} memory", self.shown_name()),
-                    _ => format!(
-                        "key {} (db {}) memory",
-                        self.shown_name(),
-                        self.db.unwrap_or_default()
-                    ),
-                },
-                human_bytes(self.old),
-                human_bytes(self.new),
-                signed_bytes(self.change),
-            ),
-        };
-        let percent = match self.old {
-            0 => String::new(),
-            old => format!(", {}", change(old, self.change)),
-        };
-        write!(
-            f,
-            "{figure} {old} -> {new} ({delta}{percent}), above {}={}",
-            self.what.name(),
-            self.threshold
-        )
-    }
-}
-
-fn alert(what: GrowthWhat, name: Option<&[u8]>, limit: &Limit, old: u64, new: u64) -> GrowthAlert {
+/// An alert on `what`: `name` (bytes, shown as UTF-8) grew from `old` to `new`.
+pub(super) fn alert(what: GrowthWhat, name: Option<&[u8]>, limit: &Limit, old: u64, new: u64) -> GrowthAlert {
     GrowthAlert {
         what,
         name: name.map(|n| String::from_utf8_lossy(n).into_owned()),
@@ -216,60 +170,6 @@ fn alert(what: GrowthWhat, name: Option<&[u8]>, limit: &Limit, old: u64, new: u6
         change: i64::try_from(new.saturating_sub(old)).unwrap_or(i64::MAX),
         threshold: limit.text.clone(),
     }
-}
-
-/// Every figure that grew by more than its limit: totals, then namespaces
-/// (largest memory growth first), then keys (largest growth first). Keys are
-/// checked against both sides' complete top lists by memory, not only the
-/// `--top` rows the diff shows.
-pub fn growth_alerts(old: &Summary, new: &Summary, limits: &GrowthLimits) -> Vec<GrowthAlert> {
-    let mut out = Vec::new();
-    let (o, n) = (&old.keys.totals, &new.keys.totals);
-    if let Some(l) = limits.total.as_ref().filter(|l| l.crossed(o.memory, n.memory)) {
-        out.push(alert(GrowthWhat::Total, None, l, o.memory, n.memory));
-    }
-    if let Some(l) = limits.keys.as_ref().filter(|l| l.crossed(o.keys, n.keys)) {
-        out.push(alert(GrowthWhat::Keys, None, l, o.keys, n.keys));
-    }
-    if let Some(l) = &limits.namespace {
-        let mut rows: Vec<GrowthAlert> = namespace_pairs(old, new)
-            .into_iter()
-            .filter_map(|(path, o, n)| {
-                let (o, n) = (o?.memory, n?.memory);
-                // A level-2 node's name is the whole prefix (`cache:page`).
-                let name = path.last()?.as_bytes();
-                l.crossed(o, n)
-                    .then(|| alert(GrowthWhat::Namespace, Some(name), l, o, n))
-            })
-            .collect();
-        rows.sort_by(|a, b| b.change.cmp(&a.change).then_with(|| a.name.cmp(&b.name)));
-        out.extend(rows);
-    }
-    if let Some(l) = &limits.key {
-        let changes = key_changes(old, new);
-        let old_of = |c: &KeyChange<'_>| c.old_memory.or(c.old_at_most).unwrap_or(0);
-        // grew and appeared are each sorted by growth; merge them.
-        let mut rows: Vec<GrowthAlert> = changes
-            .grew
-            .iter()
-            .chain(&changes.appeared)
-            .filter_map(|c| {
-                let (o, n) = (old_of(c), c.new_memory?);
-                l.crossed(o, n).then(|| GrowthAlert {
-                    db: Some(c.db),
-                    ..alert(GrowthWhat::Key, Some(c.key.as_bytes()), l, o, n)
-                })
-            })
-            .collect();
-        rows.sort_by(|a, b| {
-            b.change
-                .cmp(&a.change)
-                .then(a.db.cmp(&b.db))
-                .then_with(|| a.name.cmp(&b.name))
-        });
-        out.extend(rows);
-    }
-    out
 }
 
 #[cfg(test)]

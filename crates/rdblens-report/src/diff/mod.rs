@@ -5,14 +5,14 @@
 //! expiry clusters that were not there before. As JSON (docs/json-schema.md,
 //! "The diff document") or tables.
 
-mod growth;
+pub(crate) mod growth;
 mod model;
 mod table;
 
-pub use growth::{growth_alerts, Amount, GrowthAlert, GrowthLimits, GrowthWhat, Limit};
+pub use growth::{Amount, GrowthAlert, GrowthLimits, GrowthWhat, Limit};
 pub use model::{
-    build, BecameBig, Delta, DiffJson, ExpiryDiff, GroupDiff, KeyChange, KeyChangeKind, KeyChanges,
-    NamespaceDiff, SideJson, TotalsDiff, DIFF_VERSION,
+    build, growth_alerts, BecameBig, Delta, DiffJson, ExpiryDiff, GroupDiff, KeyChange, KeyChangeKind,
+    KeyChanges, NamespaceDiff, SideJson, TotalsDiff, DIFF_VERSION,
 };
 pub use table::{signed_bytes, signed_count, to_table};
 

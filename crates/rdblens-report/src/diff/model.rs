@@ -11,7 +11,7 @@ use rdblens_analysis::acc::top::{KeyRecord, Metric, TopKeys, TopSet};
 use rdblens_analysis::{KeyName, Summary, UsedMemory};
 use serde::Serialize;
 
-use super::growth::{growth_alerts, GrowthAlert};
+use super::growth::{alert, GrowthAlert, GrowthLimits, GrowthWhat};
 use crate::options::{ReportOptions, AUTO_BARS};
 
 /// Bumped on any incompatible change of the diff document.
@@ -582,6 +582,60 @@ impl KeyChanges<'_> {
             list.truncate(top);
         }
     }
+}
+
+/// Every figure that grew by more than its limit: totals, then namespaces
+/// (largest memory growth first), then keys (largest growth first). Keys are
+/// checked against both sides' complete top lists by memory, not only the
+/// `--top` rows the diff shows.
+pub fn growth_alerts(old: &Summary, new: &Summary, limits: &GrowthLimits) -> Vec<GrowthAlert> {
+    let mut out = Vec::new();
+    let (o, n) = (&old.keys.totals, &new.keys.totals);
+    if let Some(l) = limits.total.as_ref().filter(|l| l.crossed(o.memory, n.memory)) {
+        out.push(alert(GrowthWhat::Total, None, l, o.memory, n.memory));
+    }
+    if let Some(l) = limits.keys.as_ref().filter(|l| l.crossed(o.keys, n.keys)) {
+        out.push(alert(GrowthWhat::Keys, None, l, o.keys, n.keys));
+    }
+    if let Some(l) = &limits.namespace {
+        let mut rows: Vec<GrowthAlert> = namespace_pairs(old, new)
+            .into_iter()
+            .filter_map(|(path, o, n)| {
+                let (o, n) = (o?.memory, n?.memory);
+                // A level-2 node's name is the whole prefix (`cache:page`).
+                let name = path.last()?.as_bytes();
+                l.crossed(o, n)
+                    .then(|| alert(GrowthWhat::Namespace, Some(name), l, o, n))
+            })
+            .collect();
+        rows.sort_by(|a, b| b.change.cmp(&a.change).then_with(|| a.name.cmp(&b.name)));
+        out.extend(rows);
+    }
+    if let Some(l) = &limits.key {
+        let changes = key_changes(old, new);
+        let old_of = |c: &KeyChange<'_>| c.old_memory.or(c.old_at_most).unwrap_or(0);
+        // grew and appeared are each sorted by growth; merge them.
+        let mut rows: Vec<GrowthAlert> = changes
+            .grew
+            .iter()
+            .chain(&changes.appeared)
+            .filter_map(|c| {
+                let (o, n) = (old_of(c), c.new_memory?);
+                l.crossed(o, n).then(|| GrowthAlert {
+                    db: Some(c.db),
+                    ..alert(GrowthWhat::Key, Some(c.key.as_bytes()), l, o, n)
+                })
+            })
+            .collect();
+        rows.sort_by(|a, b| {
+            b.change
+                .cmp(&a.change)
+                .then(a.db.cmp(&b.db))
+                .then_with(|| a.name.cmp(&b.name))
+        });
+        out.extend(rows);
+    }
+    out
 }
 
 fn expiry(old: &Summary, new: &Summary, opts: &ReportOptions) -> ExpiryDiff {

@@ -7,6 +7,7 @@ use comfy_table::Cell;
 use rdblens_analysis::acc::top::Metric;
 use rdblens_analysis::Summary;
 
+use super::growth::{GrowthAlert, GrowthWhat};
 use super::model::{build, GroupDiff, KeyChange, KeyChangeKind, KeyChanges, SideJson};
 use crate::cells::{cut_middle, fitted_dropping, heading, key_text, right, table, MIN_TEXT_WIDTH};
 use crate::format::{duration, human_bytes, short_key, thousands, utc};
@@ -283,6 +284,51 @@ fn key_changes(out: &mut String, opts: &ReportOptions, c: &KeyChanges<'_>) {
         "{}",
         fitted_dropping(&mut t, opts, &["db", "type", "old", "new"])
     );
+}
+
+/// One alert, as the tables and standard error show it.
+impl GrowthAlert {
+    /// The name quoted and shortened as the tables show keys.
+    fn shown_name(&self) -> String {
+        short_key(self.name.as_deref().unwrap_or_default().as_bytes())
+    }
+}
+
+impl std::fmt::Display for GrowthAlert {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (figure, old, new, delta) = match self.what {
+            GrowthWhat::Keys => (
+                "keys".to_string(),
+                thousands(self.old),
+                thousands(self.new),
+                signed_count(self.change),
+            ),
+            what => (
+                match what {
+                    GrowthWhat::Total => "total memory".to_string(),
+                    GrowthWhat::Namespace => format!("namespace {} memory", self.shown_name()),
+                    _ => format!(
+                        "key {} (db {}) memory",
+                        self.shown_name(),
+                        self.db.unwrap_or_default()
+                    ),
+                },
+                human_bytes(self.old),
+                human_bytes(self.new),
+                signed_bytes(self.change),
+            ),
+        };
+        let percent = match self.old {
+            0 => String::new(),
+            old => format!(", {}", change(old, self.change)),
+        };
+        write!(
+            f,
+            "{figure} {old} -> {new} ({delta}{percent}), above {}={}",
+            self.what.name(),
+            self.threshold
+        )
+    }
 }
 
 #[cfg(test)]
