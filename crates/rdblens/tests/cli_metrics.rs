@@ -17,26 +17,6 @@ use support::{rdblens, root, RdbBuilder, ALL_TYPES};
 
 const NOW: &str = "1800000000";
 
-fn promtool(test: &str) -> Option<PathBuf> {
-    let found = std::env::var_os("RDBLENS_PROMTOOL")
-        .map(PathBuf::from)
-        .or_else(|| {
-            ["/usr/bin/promtool", "/usr/local/bin/promtool"]
-                .iter()
-                .map(PathBuf::from)
-                .find(|p| p.exists())
-        });
-    if found.is_none() {
-        if std::env::var_os("CI").is_some() {
-            panic!(
-                "CI is set but promtool is not installed (.ci/run installs the Debian package prometheus)"
-            );
-        }
-        eprintln!("SKIPPED {test}: promtool not found (install the Debian package `prometheus`, or set RDBLENS_PROMTOOL)");
-    }
-    found
-}
-
 /// `promtool check metrics` on `text`: its complaints, if any.
 fn check_metrics(promtool: &Path, text: &str) -> Result<(), String> {
     let mut child = Process::new(promtool)
@@ -209,7 +189,7 @@ fn hostile_key_names_are_escaped() {
     for l in text.lines() {
         assert!(l.starts_with("# ") || l.starts_with("rdblens_"), "{l:?}");
     }
-    if let Some(promtool) = promtool("hostile_key_names_are_escaped") {
+    if let Some(promtool) = support::promtool("hostile_key_names_are_escaped") {
         check_metrics(&promtool, &text).unwrap();
     }
 }
@@ -255,7 +235,7 @@ fn the_number_of_series_is_bounded_whatever_the_key_names() {
         "rdblens_key_group_keys{key_group=\"overflow\"} 4997"
     );
     assert_eq!(series(&text, "rdblens_big_key_elements").len(), 2);
-    if let Some(promtool) = promtool("the_number_of_series_is_bounded_whatever_the_key_names") {
+    if let Some(promtool) = support::promtool("the_number_of_series_is_bounded_whatever_the_key_names") {
         check_metrics(&promtool, &text).unwrap();
     }
 }
@@ -286,7 +266,7 @@ fn databases_are_capped_like_namespaces() {
     };
     assert_eq!(sum("rdblens_db_memory_bytes"), sum("rdblens_memory_bytes"));
     assert_eq!(sum("rdblens_key_group_keys"), 300);
-    if let Some(promtool) = promtool("databases_are_capped_like_namespaces") {
+    if let Some(promtool) = support::promtool("databases_are_capped_like_namespaces") {
         check_metrics(&promtool, &text).unwrap();
     }
 }
@@ -374,7 +354,7 @@ fn dumps(dir: &Path, out: &mut Vec<PathBuf>) {
 
 #[test]
 fn promtool_accepts_the_metrics_of_every_fixture() {
-    let Some(promtool) = promtool("promtool_accepts_the_metrics_of_every_fixture") else {
+    let Some(promtool) = support::promtool("promtool_accepts_the_metrics_of_every_fixture") else {
         return;
     };
     let mut files = Vec::new();

@@ -13,44 +13,11 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::Value;
 use support::rdblens;
 
 const HOSTILE: &str = "fixtures/html/hostile.rdb";
-
-fn chromium() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("RDBLENS_CHROMIUM") {
-        return Some(PathBuf::from(p));
-    }
-    ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.exists())
-}
-
-/// Chromium with no way out: headless, a private profile, every host name
-/// unresolvable and a proxy that does not exist (the page's CSP forbids
-/// requests anyway; these make sure none could succeed).
-fn browser(bin: &Path, profile: &Path) -> Command {
-    let mut cmd = Command::new(bin);
-    cmd.args([
-        "--headless",
-        "--disable-gpu",
-        "--no-sandbox",
-        "--no-first-run",
-        "--disable-extensions",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--host-resolver-rules=MAP * ~NOTFOUND",
-        "--proxy-server=127.0.0.1:9",
-        "--virtual-time-budget=5000",
-    ]);
-    cmd.arg(format!("--user-data-dir={}", profile.display()));
-    cmd
-}
 
 /// The value of `name="..."` in the first tag that has `marker`.
 fn attr<'d>(dom: &'d str, marker: &str, name: &str) -> &'d str {
@@ -94,11 +61,7 @@ fn artifact_dir(temp: &Path) -> PathBuf {
 
 #[test]
 fn report_in_headless_chromium() {
-    let Some(bin) = chromium() else {
-        if std::env::var_os("CI").is_some() {
-            panic!("CI is set but chromium is not installed (.ci/run installs the Debian package)");
-        }
-        eprintln!("SKIPPED report_in_headless_chromium: chromium not found (install the Debian package `chromium`, or set RDBLENS_CHROMIUM)");
+    let Some(bin) = support::chromium("report_in_headless_chromium") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -119,7 +82,7 @@ fn report_in_headless_chromium() {
     .unwrap();
     let url = format!("file://{}", page.display());
 
-    let out = browser(&bin, &dir.path().join("profile"))
+    let out = support::headless_chromium(&bin, &dir.path().join("profile"))
         .arg("--dump-dom")
         .arg(&url)
         .output()
@@ -174,7 +137,7 @@ fn report_in_headless_chromium() {
     );
 
     let shot = artifact_dir(dir.path()).join("html-report.png");
-    let out = browser(&bin, &dir.path().join("profile"))
+    let out = support::headless_chromium(&bin, &dir.path().join("profile"))
         .arg(format!("--screenshot={}", shot.display()))
         .arg("--window-size=1400,2000")
         .arg(&url)

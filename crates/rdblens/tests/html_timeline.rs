@@ -13,40 +13,15 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use serde_json::Value;
 use support::rdblens;
 
-fn chromium() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("RDBLENS_CHROMIUM") {
-        return Some(PathBuf::from(p));
-    }
-    ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.exists())
-}
-
 /// Chromium headless, offline, with a private profile.
 fn dump_dom(bin: &Path, profile: &Path, page: &Path) -> String {
-    let out = Command::new(bin)
-        .args([
-            "--headless",
-            "--disable-gpu",
-            "--no-sandbox",
-            "--no-first-run",
-            "--disable-extensions",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--host-resolver-rules=MAP * ~NOTFOUND",
-            "--proxy-server=127.0.0.1:9",
-            "--virtual-time-budget=5000",
-            "--window-size=1400,2000",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
+    let out = support::headless_chromium(bin, profile)
+        .arg("--window-size=1400,2000")
         .arg("--dump-dom")
         .arg(format!("file://{}", page.display()))
         .output()
@@ -94,11 +69,7 @@ fn intersect(a: &[f64; 4], b: &[f64; 4]) -> bool {
 
 #[test]
 fn close_clusters_have_labels_that_do_not_overlap() {
-    let Some(bin) = chromium() else {
-        if std::env::var_os("CI").is_some() {
-            panic!("CI is set but chromium is not installed (.ci/run installs the Debian package)");
-        }
-        eprintln!("SKIPPED close_clusters_have_labels_that_do_not_overlap: chromium not found (install the Debian package `chromium`, or set RDBLENS_CHROMIUM)");
+    let Some(bin) = support::chromium("close_clusters_have_labels_that_do_not_overlap") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();

@@ -14,33 +14,15 @@ use std::process::Command;
 
 use support::{rdblens, root, ALL_TYPES};
 
-fn promtool() -> Option<PathBuf> {
-    let found = std::env::var_os("RDBLENS_PROMTOOL")
-        .map(PathBuf::from)
-        .or_else(|| {
-            ["/usr/bin/promtool", "/usr/local/bin/promtool"]
-                .iter()
-                .map(PathBuf::from)
-                .find(|p| p.exists())
-        });
-    if found.is_none() {
-        if std::env::var_os("CI").is_some() {
-            panic!(
-                "CI is set but promtool is not installed (.ci/run installs the Debian package prometheus)"
-            );
-        }
-        eprintln!("SKIPPED example_alert_rules_pass_promtool: promtool not found (install the Debian package `prometheus`, or set RDBLENS_PROMTOOL)");
-    }
-    found
-}
-
 fn examples() -> PathBuf {
     root().join("examples/prometheus")
 }
 
 #[test]
 fn example_alert_rules_pass_promtool() {
-    let Some(promtool) = promtool() else { return };
+    let Some(promtool) = support::promtool("example_alert_rules_pass_promtool") else {
+        return;
+    };
     for (args, expected) in [
         (["check", "rules", "rdblens-alerts.yml"], "SUCCESS: 7 rules found"),
         (["test", "rules", "rdblens-alerts.test.yml"], "SUCCESS"),

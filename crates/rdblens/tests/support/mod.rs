@@ -12,6 +12,67 @@ pub fn root() -> PathBuf {
 
 pub const ALL_TYPES: &str = "fixtures/rdb/redis-7.4.5/all-types.rdb";
 
+/// A real program a test drives: the path in `env` if set, else the first
+/// of `paths` that exists. When it is missing, a failure under CI (`CI`
+/// set: `.ci/run` installs `package`), else a SKIPPED line for `test`.
+pub fn real_program(env: &str, paths: &[&str], package: &str, test: &str) -> Option<PathBuf> {
+    let found = std::env::var_os(env)
+        .map(PathBuf::from)
+        .or_else(|| paths.iter().map(PathBuf::from).find(|p| p.exists()));
+    if found.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI is set but {package} is not installed (.ci/run installs the Debian package)"
+        );
+        eprintln!(
+            "SKIPPED {test}: {package} not found (install the Debian package `{package}`, or set {env})"
+        );
+    }
+    found
+}
+
+/// Headless Chromium (`RDBLENS_CHROMIUM`, or Debian's), or the skip of `test`.
+pub fn chromium(test: &str) -> Option<PathBuf> {
+    real_program(
+        "RDBLENS_CHROMIUM",
+        &["/usr/bin/chromium", "/usr/bin/chromium-browser"],
+        "chromium",
+        test,
+    )
+}
+
+/// Chromium with no way out: headless, a private profile, every host name
+/// unresolvable and a proxy that does not exist (the page's CSP forbids
+/// requests anyway; these make sure none could succeed).
+pub fn headless_chromium(bin: &std::path::Path, profile: &std::path::Path) -> std::process::Command {
+    let mut cmd = std::process::Command::new(bin);
+    cmd.args([
+        "--headless",
+        "--disable-gpu",
+        "--no-sandbox",
+        "--no-first-run",
+        "--disable-extensions",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--host-resolver-rules=MAP * ~NOTFOUND",
+        "--proxy-server=127.0.0.1:9",
+        "--virtual-time-budget=5000",
+    ]);
+    cmd.arg(format!("--user-data-dir={}", profile.display()));
+    cmd
+}
+
+/// promtool (`RDBLENS_PROMTOOL`, or Debian's `prometheus` package), or the skip of `test`.
+pub fn promtool(test: &str) -> Option<PathBuf> {
+    real_program(
+        "RDBLENS_PROMTOOL",
+        &["/usr/bin/promtool", "/usr/local/bin/promtool"],
+        "prometheus",
+        test,
+    )
+}
+
 /// `rdblens` run from the workspace root (fixture paths are relative, so
 /// outputs name them the same way on every machine).
 pub fn rdblens() -> Command {
