@@ -12,12 +12,14 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use rdblens_analysis::acc::prefix::Prefixes;
-use rdblens_analysis::acc::Accumulate;
-use rdblens_analysis::{analyze_bytes, key_facts, KeyFacts, Options};
+use rdblens_engine::analyze_bytes;
+use rdblens_engine::key_facts;
 use rdblens_memory::Profile;
 use rdblens_parser::blob::{Listpack, Ziplist};
 use rdblens_parser::{Element, Entry, Rdb, RdbString, Record, Scratch};
+use rdblens_summary::acc::prefix::Prefixes;
+use rdblens_summary::acc::Accumulate;
+use rdblens_summary::{KeyFacts, Options};
 
 /// A fixture dump, read from the repository.
 fn fixture(name: &str) -> Vec<u8> {

@@ -2,16 +2,17 @@
 //! ranges (list), parts (string) or several streams, priced from the
 //! shape the analysis kept for the key.
 
-use rdblens_analysis::acc::rules::{namespace_of, KeyHit};
-use rdblens_analysis::rules::{RuleConfig, RuleId, Severity};
-use rdblens_analysis::{KeyName, Summary};
 use rdblens_audit::text;
 use rdblens_memory::{keyspace_overhead, price_part, Encoding, Family, Limit, Profile, ServerVersion, Shape};
 use rdblens_parser::TypeKind;
+use rdblens_summary::acc::rules::{namespace_of, KeyHit};
+use rdblens_summary::rules::{RuleConfig, RuleId, Severity};
+use rdblens_summary::{KeyName, Summary};
 
+use crate::plan::{BucketLimit, Plan, PlanKind, Scheme};
 use crate::sizing::{self, digit_groups, expected_price, fullest, GROWTH};
 use crate::tables::{self, Keys};
-use crate::{migrate, zsets, BucketLimit, Plan, PlanKind, Scheme};
+use crate::{migrate, zsets};
 
 /// The listed hit that kept the key's shape.
 fn find_hit<'s>(summary: &'s Summary, db: u64, key: &[u8], rules: &[RuleId]) -> Option<&'s KeyHit> {

@@ -5,7 +5,7 @@
 //! only such a key: a step that copies a TTL the key does not have would
 //! send an operator looking for one).
 
-use crate::Scheme;
+use crate::plan::Scheme;
 
 /// The steps for splitting `key` (a `type_name`) into `buckets` keys of
 /// about `per_bucket` elements; `ttl`: the key has an expiry.

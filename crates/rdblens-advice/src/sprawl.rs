@@ -2,16 +2,17 @@
 //! hashes of ~`bucket-fields` fields (the rule's setting, 100 by default),
 //! the bucket chosen by a hash of the id, the id kept as the field.
 
-use rdblens_analysis::rules::{RuleId, Severity};
-use rdblens_analysis::Summary;
 use rdblens_audit::text;
 use rdblens_memory::{keyspace_overhead, price_part, Limit, Profile, Shape};
 use rdblens_parser::TypeKind;
+use rdblens_summary::rules::{RuleId, Severity};
+use rdblens_summary::Summary;
 
 use crate::keys::Cost;
+use crate::migrate;
+use crate::plan::{BucketLimit, Plan, PlanKind, Scheme};
 use crate::sizing::{self, digit_groups, expected_price, fullest};
 use crate::tables::{self, Keys};
-use crate::{migrate, BucketLimit, Plan, PlanKind, Scheme};
 
 /// The infix between the namespace and the bucket number, so that bucket
 /// names never collide with the keys being folded.

@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use rdblens_audit::text::{bytes, count};
 
-use crate::{Plan, PlanKind, Plans, Totals};
+use crate::plan::{Plan, PlanKind, Plans, Totals};
 
 fn signed(n: i64) -> String {
     if n < 0 {

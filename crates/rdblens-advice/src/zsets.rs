@@ -10,9 +10,9 @@
 use rdblens_audit::text;
 
 use crate::keys::{blank, compact_limit, Cost, Split};
+use crate::plan::{BucketLimit, Plan, Scheme};
 use crate::sizing::GROWTH;
-use crate::{BucketLimit, Plan, Scheme};
-use rdblens_analysis::rules::RuleConfig;
+use rdblens_summary::rules::RuleConfig;
 
 /// Score ranges of equal counts today, each under the compact limit after
 /// [`GROWTH`] (or under big-collection's warn level when no bucket can be

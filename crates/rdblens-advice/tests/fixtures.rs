@@ -5,9 +5,10 @@
 use std::path::PathBuf;
 
 use rdblens_advice::{Plan, Plans, Scheme};
-use rdblens_analysis::rules::{RuleId, Severity};
-use rdblens_analysis::{analyze_bytes, Options};
 use rdblens_audit::{Audit, Scope};
+use rdblens_engine::analyze_bytes;
+use rdblens_summary::rules::{RuleId, Severity};
+use rdblens_summary::Options;
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../../fixtures/rules/{name}.rdb"))

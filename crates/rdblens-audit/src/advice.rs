@@ -1,6 +1,6 @@
 //! One sentence of advice per rule: what to do about a finding.
 
-use rdblens_analysis::rules::RuleId;
+use rdblens_summary::rules::RuleId;
 
 pub fn advice(rule: RuleId) -> &'static str {
     match rule {

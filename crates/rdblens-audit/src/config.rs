@@ -22,7 +22,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use rdblens_analysis::rules::{RuleConfig, RuleId};
+use rdblens_summary::rules::{RuleConfig, RuleId};
 use serde::Deserialize;
 use toml::{Table, Value};
 
@@ -230,7 +230,7 @@ pub fn load(
 
 #[cfg(test)]
 mod tests {
-    use rdblens_analysis::rules::{ByteSize, Severity};
+    use rdblens_summary::rules::{ByteSize, Severity};
 
     use super::*;
 

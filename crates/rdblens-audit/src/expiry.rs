@@ -8,9 +8,9 @@
 //! second is that second, not also its minute; a minute that is a cluster
 //! even without its bursts is the minute, its bursts named in it.
 
-use rdblens_analysis::acc::expiry_cells::KeysMemory;
-use rdblens_analysis::acc::expiry_clusters::{namespaces_in, CellIndex};
-use rdblens_analysis::rules::{RuleId, Severity};
+use rdblens_summary::acc::expiry_cells::KeysMemory;
+use rdblens_summary::acc::expiry_clusters::{namespaces_in, CellIndex};
+use rdblens_summary::rules::{RuleId, Severity};
 
 use crate::advice::advice;
 use crate::finding::{Finding, Quantity, Scope, Unit};

@@ -2,8 +2,8 @@
 //! namespace, window, slot or database), and per-rule summaries that
 //! carry the count of what the caps left out.
 
-use rdblens_analysis::rules::{RuleId, Severity};
-use rdblens_analysis::KeyName;
+use rdblens_summary::rules::{RuleId, Severity};
+use rdblens_summary::KeyName;
 use serde::Serialize;
 
 /// A number as measured: exact integers stay integers in JSON.

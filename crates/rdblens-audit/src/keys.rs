@@ -3,8 +3,8 @@
 //! where the rule is a share (key-no-namespace, key-long's statistics
 //! level) or a total (expired-in-snapshot).
 
-use rdblens_analysis::acc::rules::{KeyHit, RuleTally};
-use rdblens_analysis::rules::{RuleId, Severity};
+use rdblens_summary::acc::rules::{KeyHit, RuleTally};
+use rdblens_summary::rules::{RuleId, Severity};
 
 use crate::advice::{advice, BIGKEY_EXPIRY_LAZY, ENCODING_MISS_FAR};
 use crate::finding::{ConfigSuggestion, Finding, Quantity, Scope, Unit};

@@ -1,10 +1,10 @@
 //! Rules judged from the summary's aggregates: namespaces without expiries,
 //! cold namespaces, numbered databases, slot skew, and small-key sprawl.
 
-use rdblens_analysis::acc::rules::{namespace_of, RuleTally};
-use rdblens_analysis::rules::{RuleId, Severity};
-use rdblens_analysis::slot::key_slot;
-use rdblens_analysis::KeyName;
+use rdblens_summary::acc::rules::{namespace_of, RuleTally};
+use rdblens_summary::rules::{RuleId, Severity};
+use rdblens_summary::slot::key_slot;
+use rdblens_summary::KeyName;
 use std::cmp::Reverse;
 
 use crate::advice::advice;

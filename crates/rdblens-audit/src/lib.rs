@@ -11,8 +11,8 @@
 //! files and `--set` flags into the [`RuleConfig`] the analysis runs with.
 //!
 //! ```no_run
-//! # fn get() -> rdblens_analysis::Summary { unimplemented!() }
-//! let summary = get(); // rdblens_analysis::analyze_bytes(...)
+//! # fn get() -> rdblens_summary::Summary { unimplemented!() }
+//! let summary = get(); // rdblens_engine::analyze_bytes(...)
 //! let audit = rdblens_audit::audit(&summary);
 //! for f in &audit.findings {
 //!     println!("{} {} {}", f.severity, f.rule, f.message);
@@ -37,14 +37,14 @@ pub mod text;
 
 use std::cmp::Reverse;
 
-use rdblens_analysis::rules::{RuleConfig, RuleId};
-use rdblens_analysis::Summary;
+use rdblens_summary::rules::{RuleConfig, RuleId};
+use rdblens_summary::Summary;
 
 pub use config::{load, RulesBuilder, RulesError};
 pub use finding::{
     Audit, ConfigSuggestion, Counts, Finding, KeyRef, NamespaceCount, Num, Quantity, RuleSummary, Scope, Unit,
 };
-pub use rdblens_analysis::rules::Severity;
+pub use rdblens_summary::rules::Severity;
 
 use outcome::{Ctx, Outcome};
 

@@ -1,9 +1,9 @@
 //! What evaluating one rule gives, before the cap and the severity
 //! override are applied.
 
-use rdblens_analysis::acc::rules::RuleTally;
-use rdblens_analysis::rules::RuleConfig;
-use rdblens_analysis::Summary;
+use rdblens_summary::acc::rules::RuleTally;
+use rdblens_summary::rules::RuleConfig;
+use rdblens_summary::Summary;
 
 use crate::finding::{ConfigSuggestion, Counts, Finding, KeyRef, NamespaceCount};
 use crate::text;
@@ -57,6 +57,6 @@ impl Outcome {
     }
 }
 
-pub(crate) fn key_ref(db: u64, key: &rdblens_analysis::KeyName) -> KeyRef {
+pub(crate) fn key_ref(db: u64, key: &rdblens_summary::KeyName) -> KeyRef {
     KeyRef { db, key: key.clone() }
 }

@@ -11,8 +11,8 @@
 //! per field, so one formula serves every target. Measured against a real
 //! server in docs/audit.md.
 
-use rdblens_analysis::acc::rules::SprawlTally;
 use rdblens_memory::usable_size;
+use rdblens_summary::acc::rules::SprawlTally;
 
 /// Listpack header (total bytes, entry count) and end byte.
 const LISTPACK_OVERHEAD: u64 = 7;

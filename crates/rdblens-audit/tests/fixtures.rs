@@ -6,9 +6,10 @@
 
 use std::path::{Path, PathBuf};
 
-use rdblens_analysis::rules::{RuleId, Severity};
-use rdblens_analysis::{analyze_bytes, KeyName, Options, Summary};
 use rdblens_audit::{Audit, Finding, Num, Quantity, Scope, Unit};
+use rdblens_engine::analyze_bytes;
+use rdblens_summary::rules::{RuleId, Severity};
+use rdblens_summary::{KeyName, Options, Summary};
 use serde_json::Value;
 
 mod support;
@@ -523,7 +524,7 @@ fn hashtag_skew() {
     assert_eq!(
         f[0].scope,
         Scope::Slot {
-            slot: rdblens_analysis::slot::key_slot(b"{shop42}"),
+            slot: rdblens_summary::slot::key_slot(b"{shop42}"),
             hash_tag: Some("shop42".into())
         }
     );

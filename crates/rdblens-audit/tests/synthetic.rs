@@ -2,11 +2,11 @@
 //! slot skew, expiry windows, namespaces without expiries, databases and
 //! sprawl; hostile expiry times; and summaries merged from parts.
 
-use rdblens_analysis::rules::{RuleConfig, RuleId, Severity};
-use rdblens_analysis::{KeyFacts, KeyStats, Settings, Summary, SUMMARY_VERSION};
 use rdblens_audit::{Audit, Quantity, Scope, Unit};
 use rdblens_memory::Encoding;
 use rdblens_parser::TypeKind;
+use rdblens_summary::rules::{RuleConfig, RuleId, Severity};
+use rdblens_summary::{KeyFacts, KeyStats, Settings, Summary, SUMMARY_VERSION};
 
 const NOW: i64 = 1_800_000_000_000;
 
@@ -46,7 +46,7 @@ fn facts(db: u64, key: &[u8], memory: u64, expiry_ms: Option<i64>) -> KeyFacts<'
         idle_seconds: None,
         lfu_freq: None,
         ram_lru: None,
-        slot: rdblens_analysis::slot::key_slot(key),
+        slot: rdblens_summary::slot::key_slot(key),
         lzf_stored_bytes: 0,
         lzf_uncompressed_bytes: 0,
         limit: None,
@@ -114,13 +114,13 @@ fn one_hash_tag_holding_memory_is_skew() {
     assert_eq!(
         f[0].scope,
         Scope::Slot {
-            slot: rdblens_analysis::slot::key_slot(b"user7"),
+            slot: rdblens_summary::slot::key_slot(b"user7"),
             hash_tag: Some("user7".into())
         }
     );
     assert_eq!((f[0].keys, f[0].memory), (50, 100_000));
     assert_eq!(f[0].measured, Quantity::share(100_000, 300_000));
-    let slot = rdblens_analysis::slot::key_slot(b"user7");
+    let slot = rdblens_summary::slot::key_slot(b"user7");
     assert_eq!(
         f[0].message,
         format!(
@@ -151,7 +151,7 @@ fn rule_advice(a: &Audit, rule: RuleId) -> String {
 fn name_in_slot(prefix: &str, slot: u16) -> Vec<u8> {
     (0..)
         .map(|n| format!("{prefix}{n}").into_bytes())
-        .find(|k| rdblens_analysis::slot::key_slot(k) == slot)
+        .find(|k| rdblens_summary::slot::key_slot(k) == slot)
         .unwrap_or_default()
 }
 
@@ -163,7 +163,7 @@ const BIG_KEY_PLANNED: &str = "One big key makes this slot hot, not a hash tag: 
 #[test]
 fn one_big_key_in_a_slot_is_not_blamed_on_hash_tags() {
     let mut keys = tidy();
-    let slot = rdblens_analysis::slot::key_slot(b"app:item:0");
+    let slot = rdblens_summary::slot::key_slot(b"app:item:0");
     let big = name_in_slot("blob:", slot);
     keys.push((0, big.clone(), 50_000, None));
     let a = audit_of(RuleConfig::default(), &keys);
@@ -196,7 +196,7 @@ fn a_big_key_with_a_split_plan_is_pointed_to_it() {
     for (db, k, mem, exp) in tidy() {
         stats.add(&facts(db, &k, mem, exp));
     }
-    let slot = rdblens_analysis::slot::key_slot(b"app:item:0");
+    let slot = rdblens_summary::slot::key_slot(b"app:item:0");
     let big = name_in_slot("blob:", slot);
     stats.add(&KeyFacts {
         elements: 40_000,
@@ -220,7 +220,7 @@ const BIG_KEYS: &str = "Big keys make this slot hot, not a hash tag: split them 
 #[test]
 fn several_big_keys_in_a_slot_are_not_blamed_on_hash_tags() {
     let mut keys = tidy();
-    let slot = rdblens_analysis::slot::key_slot(b"app:item:0");
+    let slot = rdblens_summary::slot::key_slot(b"app:item:0");
     let three: Vec<Vec<u8>> = ["pic:", "blob:", "doc:"]
         .iter()
         .map(|p| name_in_slot(p, slot))
@@ -228,7 +228,7 @@ fn several_big_keys_in_a_slot_are_not_blamed_on_hash_tags() {
     for k in &three {
         keys.push((0, k.clone(), 20_000, None));
     }
-    let other = rdblens_analysis::slot::key_slot(b"app:item:1");
+    let other = rdblens_summary::slot::key_slot(b"app:item:1");
     keys.push((0, name_in_slot("blob:", other), 50_000, None));
     let a = audit_of(RuleConfig::default(), &keys);
     let f: Vec<_> = of(&a, RuleId::HashtagSkew)
@@ -258,7 +258,7 @@ fn each_skewed_slot_gets_the_advice_of_its_cause() {
     for i in 0..50 {
         keys.push((0, format!("cart:{{user7}}:{i}").into_bytes(), 2000, None));
     }
-    let slot = rdblens_analysis::slot::key_slot(b"app:item:0");
+    let slot = rdblens_summary::slot::key_slot(b"app:item:0");
     keys.push((0, name_in_slot("blob:", slot), 50_000, None));
     let a = audit_of(RuleConfig::default(), &keys);
     let advice: Vec<_> = of(&a, RuleId::HashtagSkew)
@@ -270,7 +270,7 @@ fn each_skewed_slot_gets_the_advice_of_its_cause() {
         vec![
             (
                 Scope::Slot {
-                    slot: rdblens_analysis::slot::key_slot(b"user7"),
+                    slot: rdblens_summary::slot::key_slot(b"user7"),
                     hash_tag: Some("user7".into())
                 },
                 true

@@ -19,8 +19,8 @@ mod sizes;
 
 pub use page::CSP;
 
-use rdblens_analysis::Summary;
 use rdblens_report::{AuditWhen, ReportJson, ReportOptions};
+use rdblens_summary::Summary;
 
 /// The page for `report` and `merge`.
 pub fn report(summary: &Summary, opts: &ReportOptions) -> serde_json::Result<String> {

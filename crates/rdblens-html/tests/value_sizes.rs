@@ -1,8 +1,9 @@
 //! The page's value-size table (section `bigkeys`) shows the JSON report's
 //! `value_sizes` figures, on an all-types fixture.
 
-use rdblens_analysis::{analyze_bytes, Options, Summary};
+use rdblens_engine::analyze_bytes;
 use rdblens_report::{AuditWhen, ReportJson, ReportOptions};
+use rdblens_summary::{Options, Summary};
 use serde_json::Value;
 
 const ALL_TYPES: &str = "fixtures/rdb/redis-7.4.5/all-types.rdb";

@@ -59,6 +59,7 @@ mod rules;
 mod score;
 mod sds;
 mod shape;
+mod stream_facts;
 mod version;
 mod visitor;
 

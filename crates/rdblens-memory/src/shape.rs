@@ -10,9 +10,9 @@ use rdblens_parser::{TypeKind, ValueType};
 use serde::{Deserialize, Serialize};
 
 use crate::compact::LP_EMPTY;
-use crate::model::stream::StreamFacts;
 use crate::model::{self, Ctx};
 use crate::rules::Rules;
+use crate::stream_facts::StreamFacts;
 use crate::visitor::{Facts, ListFacts, StringFacts};
 use crate::{Estimate, Profile};
 

@@ -106,7 +106,7 @@ pub(crate) struct Facts {
     /// `hash-max-listpack-value`: where a plain hash converts while loading.
     pub first_long_pair: Option<u64>,
     pub list: ListFacts,
-    pub stream: Option<crate::model::stream::StreamFacts>,
+    pub stream: Option<crate::stream_facts::StreamFacts>,
     pub module: bool,
 }
 
@@ -212,7 +212,7 @@ struct OtherBuild<'r> {
     zsl_nodes: f64,
     list_bytes_rounded: u64,
     compression: Option<Compression>,
-    stream: Option<crate::model::stream::StreamFacts>,
+    stream: Option<crate::stream_facts::StreamFacts>,
 }
 
 impl<'r> Collector<'r> {
@@ -697,9 +697,9 @@ impl ValueVisitor for Collector<'_> {
 
     fn stream(&mut self, stream: &StreamValue<'_>) {
         self.facts.count = stream.length;
-        self.facts.stream = Some(crate::model::stream::StreamFacts::collect(self.rules, stream));
+        self.facts.stream = Some(crate::stream_facts::StreamFacts::collect(self.rules, stream));
         if let Some(o) = self.other_build.as_mut() {
-            o.stream = Some(crate::model::stream::StreamFacts::collect(o.rules, stream));
+            o.stream = Some(crate::stream_facts::StreamFacts::collect(o.rules, stream));
         }
     }
 

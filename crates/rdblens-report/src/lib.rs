@@ -12,7 +12,7 @@
 //! two summaries works the same way ([`diff`]).
 //!
 //! ```no_run
-//! # fn show(summary: &rdblens_analysis::Summary) -> serde_json::Result<()> {
+//! # fn show(summary: &rdblens_summary::Summary) -> serde_json::Result<()> {
 //! use rdblens_report::{AuditWhen, ReportJson, ReportOptions};
 //! let opts = ReportOptions::default();
 //! let report = ReportJson::build(summary, &opts, AuditWhen::Always);
@@ -42,7 +42,7 @@ pub mod table;
 mod tests;
 mod words;
 
-use rdblens_analysis::Summary;
+use rdblens_summary::Summary;
 
 pub use model::{AuditWhen, ReportJson, SCHEMA_VERSION};
 pub use options::{ReportOptions, Section, SortBy, AUTO_BARS};

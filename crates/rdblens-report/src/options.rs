@@ -1,8 +1,8 @@
 //! What a report shows and how: sections, rows, expiry buckets and
 //! window, table width, order, and the server split plans are priced for.
 
-use rdblens_analysis::acc::expiry::{auto_width, ClusterRule, ExpiryHistogram};
-use rdblens_analysis::Accumulators;
+use rdblens_summary::acc::expiry::{auto_width, ClusterRule, ExpiryHistogram};
+use rdblens_summary::Accumulators;
 
 /// Report sections, selectable with `--section`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -213,11 +213,7 @@ pub const AUTO_BARS: i64 = 60;
 
 impl ReportOptions {
     /// The split plans for `s` (section `plans`).
-    pub fn plans(
-        &self,
-        s: &rdblens_analysis::Summary,
-        audit: &rdblens_audit::Audit,
-    ) -> rdblens_advice::Plans {
+    pub fn plans(&self, s: &rdblens_summary::Summary, audit: &rdblens_audit::Audit) -> rdblens_advice::Plans {
         let target = self
             .target
             .clone()

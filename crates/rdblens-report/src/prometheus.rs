@@ -15,8 +15,8 @@
 use std::collections::HashSet;
 use std::fmt::{Display, Write};
 
-use rdblens_analysis::acc::counter::Counter;
-use rdblens_analysis::{Checksum, KeyName};
+use rdblens_summary::acc::counter::Counter;
+use rdblens_summary::{Checksum, KeyName};
 
 use crate::model::{Group, ReportJson};
 pub use crate::options::MetricsOptions;

@@ -3,7 +3,8 @@
 
 use std::cell::Cell;
 
-use rdblens_analysis::{analyze_bytes, Options, Summary};
+use rdblens_engine::analyze_bytes;
+use rdblens_summary::{Options, Summary};
 use serde_json::Value;
 
 use crate::format::{human_bytes, quote_key, thousands};
@@ -274,7 +275,7 @@ fn diff_fits_60_columns_without_splitting_words() {
 
 #[test]
 fn sections_feed_only_the_accumulators_they_read() {
-    use rdblens_analysis::Accumulators;
+    use rdblens_summary::Accumulators;
     // The default sections read everything between them.
     assert!(Section::accumulators_for(&Section::ALL).is_all());
     // The audit reads the top lists by memory (hashtag-skew's big key),

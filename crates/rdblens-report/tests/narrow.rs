@@ -2,8 +2,9 @@
 //! as a snapshot (insta): every line fits, and no word, number, unit or
 //! rule name is broken across lines (read the snapshot when it changes).
 
-use rdblens_analysis::{analyze_bytes, Options};
+use rdblens_engine::analyze_bytes;
 use rdblens_report::ReportOptions;
+use rdblens_summary::Options;
 
 const ALL_TYPES: &str = "fixtures/rdb/redis-7.4.5/all-types.rdb";
 
@@ -38,7 +39,7 @@ fn long_namespaces_and_hash_tags_are_cut_in_the_middle() {
                                                                                                // A heavy namespace with a long name, and a long hash tag.
     for i in 0..50 {
         let key = format!("tenant-with-a-rather-long-name:{{a-very-long-hash-tag-name}}:{i}");
-        let facts = rdblens_analysis::KeyFacts::synthetic(key.as_bytes(), None, 1 << 20);
+        let facts = rdblens_summary::KeyFacts::synthetic(key.as_bytes(), None, 1 << 20);
         summary.keys.add(&facts);
     }
     summary.keys.finish();

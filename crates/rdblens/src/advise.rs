@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Result};
 use clap::Args;
-use rdblens_analysis::Options;
+use rdblens_summary::Options;
 
 use crate::common::{FilterArgs, ModelArgs};
 
@@ -64,7 +64,7 @@ fn options(args: &AdviseArgs) -> Result<Options> {
 }
 
 /// The plans as text or JSON.
-fn run(args: &AdviseArgs, opts: &Options) -> Result<rdblens_analysis::Summary> {
+fn run(args: &AdviseArgs, opts: &Options) -> Result<rdblens_summary::Summary> {
     let summary = crate::analyze::analyze_files(&args.files, &[], opts, args.quiet)?;
     let target = rdblens_advice::target_for(&summary, opts.quantum, &opts.config);
     let audit = rdblens_audit::audit(&summary);

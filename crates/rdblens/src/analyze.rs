@@ -1,13 +1,13 @@
 //! Several dumps in one run: every input is opened (mapped, or a stream
 //! read as it arrives, decompressed on the way) and its header checked first, so an unreadable input fails
 //! the run before any work; then the analysis library's
-//! [`rdblens_analysis::analyze_files`] analyses them at the same time and
+//! [`rdblens_engine::analyze_files`] analyses them at the same time and
 //! merges the summaries in command-line order.
 
 use std::path::PathBuf;
 
 use anyhow::Result;
-use rdblens_analysis::{Options, Summary};
+use rdblens_summary::{Options, Summary};
 
 use crate::progress::FilesProgress;
 
@@ -32,7 +32,7 @@ pub fn analyze_files(files: &[PathBuf], labels: &[String], opts: &Options, quiet
         progress: progress.hook(),
         ..opts.clone()
     };
-    let summary = rdblens_analysis::analyze_files(opened, &opts);
+    let summary = rdblens_engine::analyze_files(opened, &opts);
     drop(progress);
     Ok(summary?)
 }

@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use rdblens_analysis::rules::{ByteSize, Seconds};
-use rdblens_analysis::{KeyFilter, Options, SizeBy, SizeRange, TtlFilter};
 use rdblens_memory::{Family, Limit, Limits, Profile, ServerVersion};
 use rdblens_parser::TypeKind;
+use rdblens_summary::rules::{ByteSize, Seconds};
+use rdblens_summary::{KeyFilter, Options, SizeBy, SizeRange, TtlFilter};
 
 /// The compact-encoding limits `--limit` and `--config` can set (redis.conf
 /// names; the pre-7.0 `ziplist` spellings are accepted too), for messages.

@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use rdblens_analysis::{join_differences, Options, Setting, Summary, SummaryFile};
 use rdblens_report::diff::{growth_alerts, GrowthAlert};
 use rdblens_report::ReportOptions;
+use rdblens_summary::{join_differences, Options, Setting, Summary, SummaryFile};
 
 use crate::common::{FilterArgs, ModelArgs};
 use crate::output::write_text;

@@ -226,12 +226,12 @@ fn raw_source(path: &Path) -> io::Result<Raw> {
 /// on the way, with nothing written to disk. Errors as [`open_rdb`]'s; a
 /// compressed stream that is damaged says so on standard error when it
 /// happens, and what it decompressed to before is analysed.
-pub fn open_source(path: &Path, skip_unknown: bool, quiet: bool) -> Result<rdblens_analysis::Input> {
+pub fn open_source(path: &Path, skip_unknown: bool, quiet: bool) -> Result<rdblens_engine::Input> {
     let name = input_name(path);
     let (source, streamed) = match raw_source(path).with_context(|| format!("{name}: cannot open"))? {
         Raw::Mapped(map) => {
             read_header(map.bytes(), skip_unknown).with_context(|| name.clone())?;
-            return Ok(rdblens_analysis::Input::Mapped(map));
+            return Ok(rdblens_engine::Input::Mapped(map));
         }
         Raw::Stream { source, streamed } => (source, streamed),
     };
@@ -269,7 +269,7 @@ pub fn open_source(path: &Path, skip_unknown: bool, quiet: bool) -> Result<rdble
         None => name.clone(),
     })?;
     let stream = io::Cursor::new(magic).chain(decoded);
-    Ok(rdblens_analysis::Input::Stream(Box::new(stream)))
+    Ok(rdblens_engine::Input::Stream(Box::new(stream)))
 }
 
 /// A decompressor whose first error ends its stream: a line on standard

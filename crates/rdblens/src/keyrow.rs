@@ -5,8 +5,8 @@
 //! spreadsheets and scripts written for it keep working; rdblens' own
 //! columns follow. The column list is documented in docs/keys.md.
 
-use rdblens_analysis::KeyFacts;
 use rdblens_parser::{escape_bytes, TypeKind};
+use rdblens_summary::KeyFacts;
 use serde::Serialize;
 
 /// One key. Field order is column order; names are the CSV header and the

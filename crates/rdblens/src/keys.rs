@@ -15,9 +15,8 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use rdblens_analysis::{
-    map_file_keys_in_order_rewindable, Damage, FileInfo, InOrder, KeyFacts, KeyItem, Options, Settings,
-};
+use rdblens_engine::{map_file_keys_in_order_rewindable, InOrder, KeyItem};
+use rdblens_summary::{Damage, FileInfo, KeyFacts, Options, Settings};
 
 use crate::common::{FilterArgs, ModelArgs};
 use crate::keyrow::KeyRow;

@@ -39,7 +39,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
-use rdblens_analysis::{AnalysisError, FileError, FileInfo};
+use rdblens_engine::{AnalysisError, FileError};
+use rdblens_summary::FileInfo;
 
 #[derive(Parser)]
 #[command(
@@ -355,7 +356,7 @@ fn input_problems(files: &[FileInfo]) -> bool {
 
 /// Reports, on standard error, values that could not be decoded (the report
 /// left them out); true if there was any (exit 3, after the output).
-fn damaged_values(summary: &rdblens_analysis::Summary) -> bool {
+fn damaged_values(summary: &rdblens_summary::Summary) -> bool {
     let k = &summary.keys;
     match k.damage.first() {
         Some(first) => {

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
-use rdblens_analysis::Summary;
 use rdblens_audit::Audit;
 use rdblens_report::ReportOptions;
+use rdblens_summary::Summary;
 
 use crate::report::{rendering, write_report, FailOn, Format, SortBy};
 use crate::summary_file::{read_and_merge, SummaryError};

@@ -6,7 +6,7 @@ use std::io::IsTerminal;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use rdblens_analysis::Progress;
+use rdblens_summary::Progress;
 
 /// Inputs smaller than this finish too fast for a bar to be worth drawing.
 pub const MIN_BYTES: u64 = 64 << 20;

@@ -5,9 +5,9 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
-use rdblens_analysis::{Options, Summary};
 use rdblens_audit::Audit;
 use rdblens_report::{AuditWhen, ReportJson, ReportOptions, Section};
+use rdblens_summary::{Options, Summary};
 
 use crate::common::{FilterArgs, ModelArgs};
 
@@ -285,7 +285,7 @@ pub fn run(
         strict_check(&summary)?;
     }
     if args.summary_only {
-        let mut file = rdblens_analysis::SummaryFile::new(summary);
+        let mut file = rdblens_summary::SummaryFile::new(summary);
         file.host = crate::summary_file::host_name();
         crate::summary_file::write(&file, args.output.as_deref())?;
         let audit = args.fail_on.map(|_| rdblens_audit::audit(&file.summary));
@@ -434,7 +434,7 @@ mod tests {
             threads: 1,
             ..Options::default()
         };
-        let summary = rdblens_analysis::analyze_bytes(&data, "bigkeys.rdb", &opts).unwrap(); // ok: unit test
+        let summary = rdblens_engine::analyze_bytes(&data, "bigkeys.rdb", &opts).unwrap(); // ok: unit test
         let ttl = rendering(&["ttl".to_string()], 20, "auto", SortBy::Memory).unwrap(); // ok: unit test
         let (text, audit) = render(&summary, Format::Table, ttl.clone(), None).unwrap(); // ok: unit test
         assert!(audit.is_none() && !text.contains("Findings"));

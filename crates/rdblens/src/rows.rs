@@ -3,8 +3,8 @@
 
 use std::io::{self, Write};
 
-use rdblens_analysis::KeyFacts;
 use rdblens_parser::escape_bytes;
+use rdblens_summary::KeyFacts;
 
 use crate::keyrow::{iso_utc_into, key_text, rdb_tools_type, KeyRow, COLUMNS};
 
@@ -413,13 +413,13 @@ mod tests {
                 let Ok(data) = std::fs::read(dir.join(format!("{scenario}.rdb"))) else {
                     continue;
                 };
-                let opts = rdblens_analysis::Options {
+                let opts = rdblens_summary::Options {
                     now_ms: Some(1_700_000_000_000),
                     ..Default::default()
                 };
-                let map = |f: &KeyFacts<'_>, s: &rdblens_analysis::Settings| both_ways(f, s.now_ms);
-                rdblens_analysis::map_keys_in_order(&data, "x", &opts, map, |item| {
-                    if let rdblens_analysis::KeyItem::Key(k) = item {
+                let map = |f: &KeyFacts<'_>, s: &rdblens_summary::Settings| both_ways(f, s.now_ms);
+                rdblens_engine::map_keys_in_order(&data, "x", &opts, map, |item| {
+                    if let rdblens_engine::KeyItem::Key(k) = item {
                         pairs.extend(k);
                     }
                     true

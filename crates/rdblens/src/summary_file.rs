@@ -1,5 +1,5 @@
 //! Reading and writing summary files (the format, its checks and merging
-//! are `rdblens_analysis::SummaryFile`'s). Written gzip-compressed when the
+//! are `rdblens_summary::SummaryFile`'s). Written gzip-compressed when the
 //! file name ends in `.gz`; read either way, never more than
 //! [`MAX_SUMMARY_BYTES`] once decompressed.
 
@@ -7,7 +7,7 @@ use std::io::Read;
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use rdblens_analysis::{SummaryFile, MAX_SUMMARY_BYTES};
+use rdblens_summary::{SummaryFile, MAX_SUMMARY_BYTES};
 
 /// This machine's host name (Linux), if it can be read.
 pub fn host_name() -> Option<String> {
@@ -35,11 +35,11 @@ impl std::fmt::Display for SummaryError {
 
 impl std::error::Error for SummaryError {}
 
-impl From<rdblens_analysis::SummaryError> for SummaryError {
-    fn from(e: rdblens_analysis::SummaryError) -> Self {
+impl From<rdblens_summary::SummaryError> for SummaryError {
+    fn from(e: rdblens_summary::SummaryError) -> Self {
         match e {
-            rdblens_analysis::SummaryError::Mismatch(m) => SummaryError::Mismatch(m),
-            rdblens_analysis::SummaryError::Invalid(m) => SummaryError::Input(anyhow::Error::msg(m)),
+            rdblens_summary::SummaryError::Mismatch(m) => SummaryError::Mismatch(m),
+            rdblens_summary::SummaryError::Invalid(m) => SummaryError::Input(anyhow::Error::msg(m)),
         }
     }
 }
@@ -130,7 +130,7 @@ pub fn is_summary_file(path: &Path) -> std::io::Result<bool> {
 /// Reads every summary file and merges them in order, each as it is read
 /// (memory for two summaries, however many files).
 pub fn read_and_merge(paths: &[impl AsRef<Path>]) -> Result<SummaryFile, SummaryError> {
-    let mut merger = rdblens_analysis::Merger::default();
+    let mut merger = rdblens_summary::Merger::default();
     for path in paths {
         let path = path.as_ref();
         merger.add(self::read(path)?, path.display().to_string())?;
@@ -142,7 +142,7 @@ pub fn read_and_merge(paths: &[impl AsRef<Path>]) -> Result<SummaryFile, Summary
 mod tests {
     use std::io::Write;
 
-    use rdblens_analysis::Options;
+    use rdblens_summary::Options;
 
     use super::*;
 
@@ -161,7 +161,7 @@ mod tests {
             "/../../fixtures/rdb/redis-7.4.5/all-types.rdb"
         ))
         .unwrap(); // ok: unit test
-        let summary = rdblens_analysis::analyze_bytes(&data, "a.rdb", &opts).unwrap(); // ok: unit test
+        let summary = rdblens_engine::analyze_bytes(&data, "a.rdb", &opts).unwrap(); // ok: unit test
         let file = SummaryFile::new(summary);
         for name in ["s.json", "s.json.gz"] {
             let path = dir.path().join(name);

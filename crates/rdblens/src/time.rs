@@ -3,7 +3,7 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use rdblens_analysis::rules::Seconds;
+use rdblens_summary::rules::Seconds;
 
 /// The spellings [`parse`] takes, for error messages (the `--now` help
 /// says the same).

@@ -279,7 +279,7 @@ fn extreme_expiry_times_do_not_panic() {
 /// pointing to the split plan; no advice about hash tags anywhere.
 #[test]
 fn slot_skew_without_hash_tags_blames_the_big_keys() {
-    use rdblens_analysis::slot::key_slot;
+    use rdblens_summary::slot::key_slot;
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let path = dir.path().join("big-keys.rdb");
     let mut rdb = support::RdbBuilder::new();

@@ -7,7 +7,7 @@ mod support;
 use std::path::{Path, PathBuf};
 
 use predicates::str::contains;
-use rdblens_analysis::slot::key_slot;
+use rdblens_summary::slot::key_slot;
 use serde_json::Value;
 use support::{rdblens, RdbBuilder, ALL_TYPES};
 

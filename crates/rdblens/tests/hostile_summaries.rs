@@ -12,8 +12,8 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use rdblens_analysis::{Options, SummaryError, SummaryFile};
 use rdblens_report::ReportOptions;
+use rdblens_summary::{Options, SummaryError, SummaryFile};
 use serde_json::{json, Value};
 
 const DEFAULT_STRIDE: usize = 25;
@@ -29,7 +29,7 @@ fn summary_of(path: &str) -> SummaryFile {
         top: 3,
         ..Options::default()
     };
-    SummaryFile::new(rdblens_analysis::analyze_bytes(&data, path, &opts).unwrap())
+    SummaryFile::new(rdblens_engine::analyze_bytes(&data, path, &opts).unwrap())
 }
 
 /// A step into a JSON document.

@@ -3,8 +3,9 @@
 
 use std::path::Path;
 
-use rdblens_analysis::rules::RuleId;
-use rdblens_analysis::{analyze_bytes, Options};
+use rdblens_engine::analyze_bytes;
+use rdblens_summary::rules::RuleId;
+use rdblens_summary::Options;
 use serde_json::Value;
 
 /// The fixtures with a `savings` measurement.

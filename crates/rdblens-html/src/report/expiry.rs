@@ -1,7 +1,7 @@
 //! The expiry and TTL sections: the zoomable expiry timeline with its
 //! clusters, TTLs left, and LRU idle times / LFU counters.
 
-use rdblens_analysis::acc::expiry::ExpiryHistogram;
+use rdblens_summary::acc::expiry::ExpiryHistogram;
 use serde_json::{json, Value};
 
 use super::keys::key_table;

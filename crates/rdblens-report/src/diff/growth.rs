@@ -6,7 +6,7 @@
 //! The limits and the alert type live here; `model` checks the figures
 //! (`growth_alerts`) and `table` words an alert (its `Display`).
 
-use rdblens_analysis::rules::ByteSize;
+use rdblens_summary::rules::ByteSize;
 use serde::Serialize;
 
 /// How much a figure may grow.

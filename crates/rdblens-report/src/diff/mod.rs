@@ -16,7 +16,7 @@ pub use model::{
 };
 pub use table::{signed_bytes, signed_count, to_table};
 
-use rdblens_analysis::Summary;
+use rdblens_summary::Summary;
 
 use crate::options::ReportOptions;
 

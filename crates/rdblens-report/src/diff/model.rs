@@ -3,12 +3,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use rdblens_analysis::acc::bounded::BoundedMap;
-use rdblens_analysis::acc::counter::Counter;
-use rdblens_analysis::acc::expiry::{auto_width, ClusterRule, ExpiryCluster};
-use rdblens_analysis::acc::prefix::PrefixNode;
-use rdblens_analysis::acc::top::{KeyRecord, Metric, TopKeys, TopSet};
-use rdblens_analysis::{KeyName, Summary, UsedMemory};
+use rdblens_summary::acc::bounded::BoundedMap;
+use rdblens_summary::acc::counter::Counter;
+use rdblens_summary::acc::expiry::{auto_width, ClusterRule, ExpiryCluster};
+use rdblens_summary::acc::prefix::PrefixNode;
+use rdblens_summary::acc::top::{KeyRecord, Metric, TopKeys, TopSet};
+use rdblens_summary::{KeyName, Summary, UsedMemory};
 use serde::Serialize;
 
 use super::growth::{alert, GrowthAlert, GrowthLimits, GrowthWhat};

@@ -4,8 +4,8 @@
 use std::fmt::Write;
 
 use comfy_table::Cell;
-use rdblens_analysis::acc::top::Metric;
-use rdblens_analysis::Summary;
+use rdblens_summary::acc::top::Metric;
+use rdblens_summary::Summary;
 
 use super::growth::{GrowthAlert, GrowthWhat};
 use super::model::{build, GroupDiff, KeyChange, KeyChangeKind, KeyChanges, SideJson};

@@ -10,11 +10,11 @@ mod sections;
 mod shards;
 mod sizes;
 
-use rdblens_analysis::acc::access::Access;
-use rdblens_analysis::acc::counter::Counter;
-use rdblens_analysis::acc::empty::EmptyCollections;
-use rdblens_analysis::{Compression, Damage, FileInfo, Summary, UsedMemory};
 use rdblens_audit::{Audit, Counts, Finding, RuleSummary};
+use rdblens_summary::acc::access::Access;
+use rdblens_summary::acc::counter::Counter;
+use rdblens_summary::acc::empty::EmptyCollections;
+use rdblens_summary::{Compression, Damage, FileInfo, Summary, UsedMemory};
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 

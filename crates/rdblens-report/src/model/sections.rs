@@ -1,15 +1,15 @@
 //! The report's sections as data: what the table and the JSON both show,
 //! computed once (expiries rebucketed, clusters found, slots ranked).
 
-use rdblens_analysis::acc::bounded::BoundedMap;
-use rdblens_analysis::acc::counter::Counter;
-use rdblens_analysis::acc::expiry::{ExpiryCluster, ExpiryHistogram};
-use rdblens_analysis::acc::hist::Histogram;
-use rdblens_analysis::acc::names::NameProblem;
-use rdblens_analysis::acc::prefix::{PrefixNode, Prefixes};
-use rdblens_analysis::acc::top::{SharedRecord, TopSet};
-use rdblens_analysis::acc::ttl::{TtlBuckets, TTL_BUCKETS};
-use rdblens_analysis::{KeyName, KeyStats, Summary};
+use rdblens_summary::acc::bounded::BoundedMap;
+use rdblens_summary::acc::counter::Counter;
+use rdblens_summary::acc::expiry::{ExpiryCluster, ExpiryHistogram};
+use rdblens_summary::acc::hist::Histogram;
+use rdblens_summary::acc::names::NameProblem;
+use rdblens_summary::acc::prefix::{PrefixNode, Prefixes};
+use rdblens_summary::acc::top::{SharedRecord, TopSet};
+use rdblens_summary::acc::ttl::{TtlBuckets, TTL_BUCKETS};
+use rdblens_summary::{KeyName, KeyStats, Summary};
 use serde::Serialize;
 
 use crate::options::ReportOptions;

@@ -2,11 +2,11 @@
 //! cluster, or any dump of a combined report) and how unevenly keys and
 //! memory spread across them.
 
-use rdblens_analysis::acc::counter::Counter;
-use rdblens_analysis::acc::top::KeyRecord;
-use rdblens_analysis::shard::{format_ranges, slot_ranges};
-use rdblens_analysis::slot::SLOTS;
-use rdblens_analysis::Summary;
+use rdblens_summary::acc::counter::Counter;
+use rdblens_summary::acc::top::KeyRecord;
+use rdblens_summary::shard::{format_ranges, slot_ranges};
+use rdblens_summary::slot::SLOTS;
+use rdblens_summary::Summary;
 use serde::Serialize;
 
 /// One file's row.

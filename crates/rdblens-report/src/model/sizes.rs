@@ -1,8 +1,8 @@
 //! Value sizes per type (section `bigkeys`): p50/p90/p99/max of memory,
 //! length and largest element, as `redis-cli --keystats` shows them.
 
-use rdblens_analysis::acc::sizes::{Distribution, ValueSizes};
-use rdblens_analysis::KeyStats;
+use rdblens_summary::acc::sizes::{Distribution, ValueSizes};
+use rdblens_summary::KeyStats;
 use serde::Serialize;
 
 /// Percentiles of one figure of one type's keys, within 1/64 of the true

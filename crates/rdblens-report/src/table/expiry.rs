@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use rdblens_analysis::acc::expiry::ExpiryCluster;
+use rdblens_summary::acc::expiry::ExpiryCluster;
 
 use crate::cells::{bars_table, heading};
 use crate::format::{duration, human_bytes, thousands, utc};

@@ -6,8 +6,8 @@
 use std::fmt::Write;
 
 use comfy_table::Cell;
-use rdblens_analysis::rules::RuleId;
 use rdblens_audit::{Audit, Finding, Scope};
+use rdblens_summary::rules::RuleId;
 
 use crate::cells::{cut_middle, heading, key_text, right, table, MIN_TEXT_WIDTH};
 use crate::format::{duration, human_bytes, percent, short_key, thousands, utc};
@@ -242,9 +242,9 @@ fn rules(out: &mut String, a: &Audit, opts: &ReportOptions) {
 
 #[cfg(test)]
 mod tests {
-    use rdblens_analysis::rules::Severity;
-    use rdblens_analysis::KeyName;
     use rdblens_audit::{Counts, Quantity, Unit};
+    use rdblens_summary::rules::Severity;
+    use rdblens_summary::KeyName;
 
     use super::*;
 

@@ -2,8 +2,8 @@
 //! hottest keys with their idle-time and frequency bars (section `access`).
 
 use comfy_table::Cell;
-use rdblens_analysis::acc::access::Access;
-use rdblens_analysis::acc::top::SharedRecord;
+use rdblens_summary::acc::access::Access;
+use rdblens_summary::acc::top::SharedRecord;
 
 use crate::cells::{bars_table, heading, key_text, right, table};
 use crate::format::{duration, human_bytes, thousands};

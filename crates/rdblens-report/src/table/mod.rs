@@ -19,7 +19,7 @@ pub use expiry::{cluster_figures, cluster_line};
 
 /// A prediction of `used_memory` and its parts, with the `used-mem` the
 /// file recorded when it was saved, where given.
-fn used_memory_line(u: &rdblens_analysis::UsedMemory, saved: Option<u64>) -> String {
+fn used_memory_line(u: &rdblens_summary::UsedMemory, saved: Option<u64>) -> String {
     let mut line = format!(
         "predicted used_memory once loaded: {} = MEMORY USAGE of the keys {} + keyspace {}",
         human_bytes(u.predicted),

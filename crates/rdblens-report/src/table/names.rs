@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use comfy_table::{Cell, Table};
-use rdblens_analysis::acc::names::NameProblem;
+use rdblens_summary::acc::names::NameProblem;
 
 use crate::cells::{bars_table, heading, key_text, key_text_within, right, table, MIN_TEXT_WIDTH};
 use crate::format::{human_bytes, percent, thousands, utc};

@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use comfy_table::Cell;
-use rdblens_analysis::shard::format_ranges;
+use rdblens_summary::shard::format_ranges;
 
 use crate::cells::{heading, right, table};
 use crate::format::{human_bytes, percent, thousands};

@@ -14,12 +14,11 @@
 //!   length) stops where the full one stops and loses no key.
 #![allow(dead_code)]
 
-use rdblens_analysis::{
-    analyze_bytes, map_keys_in_order, Accumulators, AnalysisError, Damage, KeyItem, Options,
-};
+use rdblens_engine::{analyze_bytes, map_keys_in_order, AnalysisError, KeyItem};
 use rdblens_parser::blob::{Intset, Listpack, Ziplist, Zipmap};
 use rdblens_parser::{Error, Rdb, Record, Scratch, ValueVisitor};
 use rdblens_report::ReportOptions;
+use rdblens_summary::{Accumulators, Damage, Options};
 
 struct Nothing;
 impl ValueVisitor for Nothing {}

@@ -1,0 +1,590 @@
+//! The report's analysis of a dump read once, as its bytes arrive: standard
+//! input, a FIFO, a decompressor, a socket. Nothing is written to disk and
+//! nothing is read twice.
+//!
+//! The bytes come into a buffer; the workers take turns at a
+//! [`ChunkWalker`], which walks the records the buffer holds whole (the
+//! same parser as on a mapped file, with the file's offsets), and hands
+//! out a chunk of them: the buffer itself, moved out, with the part of a
+//! record cut by its end copied to the next one. A record longer than the
+//! buffer grows it until it is whole, so memory is a few buffers in flight
+//! plus the largest single record. Each worker then walks its chunk into
+//! batches and folds them as on a mapped file, and gives the buffer back
+//! to be filled again. The checksum is summed as the chunks leave.
+//!
+//! Where the mapped file's pass reads bytes again (the allocator
+//! evidence's catch-up, `crate::mainpass`), a stream cannot: until the
+//! whole file's evidence decides the allocator build, every key is folded
+//! for both builds from one decoding ([`batch_facts_both`]), and the
+//! build that loses is dropped at the end. The report is the mapped
+//! file's, byte for byte; the price is the second estimate and fold of
+//! each key when the build needs evidence.
+//!
+//! The evidence samples keys on a dump of `Options::sample_evidence_from`
+//! bytes or more and estimates every key on a smaller one; a stream's
+//! size is known only at its end. So the first that many bytes are read
+//! before any work: a stream that ends before is analysed in memory as a
+//! file of that size is (`crate::mainpass::analyze_bytes`).
+
+use std::io::{self, Read};
+use std::sync::Mutex;
+
+use rayon::iter::{IntoParallelIterator, ParallelIterator};
+use rdblens_parser::{ChecksumStatus, Crc64Digest, ErrorKind, Rdb, Record, Scratch};
+
+use crate::allocator::Sums;
+use crate::error::{guarded, AnalysisError};
+use crate::mainpass::summary_of;
+use crate::pipeline::{batch_facts, batch_facts_both, prepare, AllocatorPass, Prepared};
+use crate::walker::WalkOutcome;
+use rdblens_summary::Options;
+use rdblens_summary::{Checksum, ChecksumMismatch, KeyStats, Summary};
+
+/// Bytes a chunk holds (more only when one record is longer).
+const CHUNK_BYTES: usize = 4 << 20;
+
+/// A buffer given back with more capacity than this (it held a giant
+/// record) is dropped, not kept for the next chunk.
+const KEEP_CAPACITY: usize = 2 * CHUNK_BYTES;
+
+/// Read before the aux fields are looked for (they are the first records).
+const HEAD_BYTES: usize = 64 << 10;
+
+/// Analyses the dump `source` gives, read once as it arrives. A read error
+/// ends the stream there (the walk then says where the dump stops short).
+pub fn analyze_stream(
+    source: &mut (dyn Read + Send),
+    path: &str,
+    opts: &Options,
+) -> Result<Summary, AnalysisError> {
+    guarded(|| analyze(source, path, opts, CHUNK_BYTES))
+}
+
+/// [`analyze_stream`] with chunks of `chunk_bytes` (tests cut records
+/// at every kind of place with small ones).
+fn analyze(
+    source: &mut (dyn Read + Send),
+    path: &str,
+    opts: &Options,
+    chunk_bytes: usize,
+) -> Result<Summary, AnalysisError> {
+    let mut feed = Feed {
+        source,
+        read: 0,
+        ended: false,
+        error: None,
+        progress: opts.progress.clone(),
+    };
+    let mut head = Vec::new();
+    feed.fill(&mut head, opts.sample_evidence_from.max(HEAD_BYTES));
+    if feed.ended && head.len() < opts.sample_evidence_from {
+        // The whole dump is in memory, smaller than a sampled one: as a file.
+        return crate::mainpass::analyze_bytes(&head, path, opts);
+    }
+    let header = read_header(&mut feed, &mut head);
+    let p = prepare(&header, opts, None, AllocatorPass::Streamed)?;
+    // The checksum covers the magic too (`prepare` read it whole).
+    let mut crc = Crc64Digest::new();
+    crc.update(&head[..9]);
+    let walker = Mutex::new(ChunkWalker {
+        format: p.rdb,
+        feed,
+        pending: head,
+        start: 9,
+        base: 9,
+        db: 0,
+        crc,
+        out: WalkOutcome::default(),
+        done: false,
+        chunk_bytes,
+    });
+    let spare: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
+    let workers = run(&p, opts, &walker, &spare);
+    let walker = walker
+        .into_inner()
+        .map_err(|_| AnalysisError::Internal("a worker panicked walking the stream".into()))?;
+    let (outcome, size, read_error) = walker.finish();
+    let mut parts: [Vec<KeyStats>; 2] = [Vec::new(), Vec::new()];
+    let mut evidence = Sums::default();
+    for w in workers {
+        for (mine, theirs) in parts.iter_mut().zip(w.stats) {
+            mine.extend(theirs);
+        }
+        evidence = evidence.merge(w.evidence);
+    }
+    let mut p = p;
+    let build = match p.deferred.take() {
+        Some(d) => {
+            let choice = evidence.decide(&p.profile, d.used_mem);
+            p.profile.quantum = choice.quantum;
+            p.allocator = choice;
+            usize::from(p.profile.quantum == 16)
+        }
+        None => 0,
+    };
+    let mut parts = std::mem::take(&mut parts[build]).into_iter();
+    let mut stats = parts
+        .next()
+        .unwrap_or_else(|| KeyStats::new(&p.settings).keeping(p.accumulators));
+    for part in parts {
+        stats.merge(part);
+    }
+    let mut summary = summary_of(path, p, stats, outcome, opts, Some(size));
+    if let (Some(e), Some(file)) = (read_error, summary.files.first_mut()) {
+        // The walk says where the dump stops; this says why.
+        file.warnings
+            .push(format!("reading the stream failed after {size} bytes: {e}"));
+    }
+    Ok(summary)
+}
+
+/// The bytes before the first key (the header and aux fields: what
+/// [`prepare`] reads), reading more into `head` until they are whole.
+fn read_header(feed: &mut Feed<'_>, head: &mut Vec<u8>) -> Vec<u8> {
+    loop {
+        let end = match Rdb::new_allowing_newer(head) {
+            Ok(rdb) => first_key(&rdb),
+            // Not an RDB header: `prepare` says why.
+            Err(_) => Some(head.len()),
+        };
+        match end {
+            Some(end) => return head[..end].to_vec(),
+            None if feed.ended => return head.clone(),
+            None => {
+                let more = head.len().max(HEAD_BYTES);
+                feed.fill(head, more);
+            }
+        }
+    }
+}
+
+/// Where the records before the first key end, if `rdb` holds them whole
+/// (a walk stops at the first key, the end, or damage that more bytes
+/// would not mend).
+fn first_key(rdb: &Rdb<'_>) -> Option<usize> {
+    let mut records = rdb.records();
+    loop {
+        let at = records.offset() as usize;
+        match records.next() {
+            Some(Ok(Record::Entry(_))) | None => return Some(at),
+            Some(Ok(Record::Eof(_))) => return Some(records.offset() as usize),
+            Some(Ok(_)) => {}
+            Some(Err(e)) if matches!(e.kind(), ErrorKind::Truncated { .. }) => return None,
+            Some(Err(_)) => return Some(at),
+        }
+    }
+}
+
+/// The source, and what has come of it.
+struct Feed<'s> {
+    source: &'s mut (dyn Read + Send),
+    /// Bytes read so far.
+    read: u64,
+    /// The source has nothing more (its end, or a read error).
+    ended: bool,
+    /// The read error that ended it.
+    error: Option<io::Error>,
+    progress: Option<rdblens_summary::Progress>,
+}
+
+impl Feed<'_> {
+    /// Appends up to `want` bytes to `buf`: fewer only at the end.
+    fn fill(&mut self, buf: &mut Vec<u8>, want: usize) {
+        if self.ended || want == 0 {
+            return;
+        }
+        let before = buf.len();
+        // `want` may be far more than will come (a stream that ends sooner).
+        buf.reserve(want.min(CHUNK_BYTES));
+        let got = match (&mut *self.source).take(want as u64).read_to_end(buf) {
+            Ok(n) => n,
+            Err(e) => {
+                self.error = Some(e);
+                self.ended = true;
+                buf.len() - before
+            }
+        };
+        self.read += got as u64;
+        if got < want {
+            self.ended = true;
+        }
+        if let Some(p) = &self.progress {
+            p.report(self.read);
+        }
+    }
+
+    /// Reads what is left, for the count of bytes (a dump whose walk
+    /// stopped early, or that has bytes after its end).
+    fn drain(&mut self) {
+        let mut sink = vec![0u8; 1 << 16];
+        while !self.ended {
+            match self.source.read(&mut sink) {
+                Ok(0) => self.ended = true,
+                Ok(n) => self.read += n as u64,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.error = Some(e);
+                    self.ended = true;
+                }
+            }
+        }
+        if let Some(p) = &self.progress {
+            p.report(self.read);
+        }
+    }
+}
+
+/// A part of the stream holding whole records: `bytes[from..]` starts at
+/// file offset `base`, in database `db`.
+struct Chunk {
+    bytes: Vec<u8>,
+    from: usize,
+    base: u64,
+    db: u64,
+}
+
+/// Finds where whole records end in the bytes read so far and hands them
+/// out, a chunk at a time (the workers take turns at it).
+struct ChunkWalker<'s> {
+    /// The file's format (its header).
+    format: Rdb<'s>,
+    feed: Feed<'s>,
+    /// Bytes read and not handed out: `pending[start..]`, at file offset
+    /// `base`, in database `db`.
+    pending: Vec<u8>,
+    start: usize,
+    base: u64,
+    db: u64,
+    /// The checksum of the bytes handed out.
+    crc: Crc64Digest,
+    out: WalkOutcome,
+    done: bool,
+    /// Bytes a chunk holds (more only when one record is longer).
+    chunk_bytes: usize,
+}
+
+/// What a walk of the pending bytes found.
+enum Walked {
+    /// Whole records up to this many bytes past `start`, the database
+    /// after them, and whether the walk ended there (the EOF record, or
+    /// damage more bytes would not mend).
+    Records(usize, u64, bool),
+    /// No record is whole yet: at least this many more bytes are needed
+    /// (what the read that fell short lacked).
+    Short(u64),
+}
+
+impl ChunkWalker<'_> {
+    /// The next chunk of whole records, in `spare` (a buffer given back)
+    /// or a new one; `None` at the end.
+    fn next_chunk(&mut self, spare: Option<Vec<u8>>) -> Option<Chunk> {
+        loop {
+            if self.done {
+                return None;
+            }
+            let have = self.pending.len() - self.start;
+            if have < self.chunk_bytes && !self.feed.ended {
+                self.compact();
+                self.feed.fill(&mut self.pending, self.chunk_bytes - have);
+            }
+            match self.walk() {
+                Walked::Records(0, _, _) => {
+                    self.done = true;
+                    return None;
+                }
+                Walked::Records(len, db, ended) => {
+                    self.done = ended;
+                    return Some(self.cut(len, db, spare));
+                }
+                Walked::Short(lacking) => {
+                    // A record longer than the buffer: grow it to hold it,
+                    // by what the value lacks (a string's whole length) and
+                    // no more, or by half again (a collection's elements
+                    // come one at a time), so that a giant value costs its
+                    // own size, not the next power of two.
+                    self.compact();
+                    let lacking = usize::try_from(lacking).unwrap_or(usize::MAX);
+                    let more = lacking.max(self.chunk_bytes).max(self.pending.len() / 2);
+                    // A damaged length may claim more than memory holds:
+                    // then the buffer grows only as bytes come.
+                    let _ = self.pending.try_reserve_exact(more);
+                    self.feed.fill(&mut self.pending, more);
+                }
+            }
+        }
+    }
+
+    /// Moves the pending bytes to the front of the buffer, and gives back
+    /// the room a long record or the stream's first bytes took once it is
+    /// no longer needed.
+    fn compact(&mut self) {
+        if self.start > 0 {
+            self.pending.drain(..self.start);
+            self.start = 0;
+        }
+        if self.pending.capacity() > KEEP_CAPACITY && self.pending.len() < self.chunk_bytes {
+            self.pending.shrink_to(2 * self.chunk_bytes);
+        }
+    }
+
+    /// Walks the pending bytes, counting what the walk outcome counts for
+    /// the records it finds whole (up to a chunk's bytes of them, or one).
+    fn walk(&mut self) -> Walked {
+        let bytes = &self.pending[self.start..];
+        let mut records = self.format.records_in(bytes, self.base, self.db);
+        let (mut end, mut db) = (0usize, self.db);
+        let mut counts = (0u64, 0u64, 0u64);
+        let mut eof = None;
+        let mut ended = false;
+        while end < self.chunk_bytes {
+            match records.next() {
+                None => {
+                    ended = true;
+                    break;
+                }
+                Some(Ok(record)) => {
+                    match &record {
+                        Record::Entry(_) => counts.0 += 1,
+                        Record::Function { .. } | Record::FunctionPreGa { .. } => counts.1 += 1,
+                        Record::ModuleAux(_) => counts.2 += 1,
+                        Record::Eof(e) => eof = Some((e.offset, e.checksum)),
+                        _ => {}
+                    }
+                    end = (records.offset() - self.base) as usize;
+                    db = records.current_db();
+                    if eof.is_some() {
+                        ended = true;
+                        break;
+                    }
+                }
+                Some(Err(e)) => {
+                    let lacking = match *e.kind() {
+                        ErrorKind::Truncated {
+                            needed, available, ..
+                        } if !self.feed.ended => Some(needed.saturating_sub(available)),
+                        _ => None,
+                    };
+                    if let Some(lacking) = lacking {
+                        if end == 0 {
+                            return Walked::Short(lacking);
+                        }
+                    } else {
+                        self.out.error = Some(e);
+                        ended = true;
+                    }
+                    break;
+                }
+            }
+        }
+        self.out.keys += counts.0;
+        self.out.functions += counts.1;
+        self.out.module_aux += counts.2;
+        if let Some((offset, stored)) = eof {
+            self.checksum(offset, stored);
+        }
+        Walked::Records(end, db, ended)
+    }
+
+    /// The trailer's checksum against the bytes up to and including the
+    /// EOF opcode at `offset` (hashed as the chunks leave, the rest here).
+    fn checksum(&mut self, offset: u64, stored: Option<u64>) {
+        let eof = rdblens_parser::Eof {
+            offset,
+            checksum: stored,
+            trailing: &[],
+        };
+        let upto = self.start + (offset + 1 - self.base) as usize;
+        let (crc, pending, start) = (&mut self.crc, &self.pending, self.start);
+        let status = self.format.checksum_status_with(&eof, || {
+            let mut crc = std::mem::take(crc);
+            crc.update(&pending[start..upto]);
+            crc.finish()
+        });
+        if let ChecksumStatus::Mismatch { stored, computed } = status {
+            self.out.checksum_mismatch = Some(ChecksumMismatch {
+                stored,
+                computed,
+                eof_offset: offset,
+            });
+        }
+        self.out.checksum = Some(match status {
+            ChecksumStatus::Valid(_) => Checksum::Valid,
+            ChecksumStatus::Mismatch { .. } => Checksum::Mismatch,
+            ChecksumStatus::Disabled => Checksum::Disabled,
+            ChecksumStatus::Absent => Checksum::Absent,
+        });
+    }
+
+    /// Hands out the first `len` pending bytes (whole records, in database
+    /// `db` after them): the buffer itself when what follows is shorter
+    /// (copied to `spare`), else a copy into `spare`.
+    fn cut(&mut self, len: usize, db: u64, spare: Option<Vec<u8>>) -> Chunk {
+        let (start, end) = (self.start, self.start + len);
+        if self.out.checksum.is_none() {
+            self.crc.update(&self.pending[start..end]);
+        }
+        let mut other = spare.unwrap_or_default();
+        other.clear();
+        let chunk = if self.pending.len() - end <= len {
+            other.extend_from_slice(&self.pending[end..]);
+            let mut bytes = std::mem::replace(&mut self.pending, other);
+            bytes.truncate(end);
+            self.start = 0;
+            Chunk {
+                bytes,
+                from: start,
+                base: self.base,
+                db: self.db,
+            }
+        } else {
+            other.extend_from_slice(&self.pending[start..end]);
+            self.start = end;
+            Chunk {
+                bytes: other,
+                from: 0,
+                base: self.base,
+                db: self.db,
+            }
+        };
+        self.base += len as u64;
+        self.db = db;
+        chunk
+    }
+
+    /// What the walk found, the stream's size (read to its end), and the
+    /// read error that ended it, if one did.
+    fn finish(mut self) -> (WalkOutcome, u64, Option<io::Error>) {
+        self.feed.drain();
+        (self.out, self.feed.read, self.feed.error)
+    }
+}
+
+/// One worker's accumulators: by build (quantum 8, then 16) when the
+/// evidence decides it at the end, else the first only.
+struct Worker {
+    stats: [Option<KeyStats>; 2],
+    evidence: Sums,
+    scratch: Scratch,
+    key_buf: Vec<u8>,
+}
+
+/// Every worker takes chunks from `walker` and folds them until the end.
+fn run(
+    p: &Prepared<'_>,
+    opts: &Options,
+    walker: &Mutex<ChunkWalker<'_>>,
+    spare: &Mutex<Vec<Vec<u8>>>,
+) -> Vec<Worker> {
+    let work = || {
+        let mut worker = Worker {
+            stats: [None, None],
+            evidence: Sums::default(),
+            scratch: Scratch::new(),
+            key_buf: Vec::new(),
+        };
+        loop {
+            // A poisoned lock: another worker panicked, which ends the pass.
+            let given = spare.lock().ok().and_then(|mut s| s.pop());
+            let Some(chunk) = walker.lock().ok().and_then(|mut w| w.next_chunk(given)) else {
+                break;
+            };
+            worker.fold_chunk(p, opts, &chunk);
+            if chunk.bytes.capacity() <= KEEP_CAPACITY {
+                if let Ok(mut s) = spare.lock() {
+                    s.push(chunk.bytes);
+                }
+            }
+        }
+        for stats in worker.stats.iter_mut().flatten() {
+            stats.finish();
+        }
+        worker
+    };
+    if p.threads == 1 {
+        vec![work()]
+    } else {
+        p.pool
+            .install(|| (0..p.threads).into_par_iter().map(|_| work()).collect())
+    }
+}
+
+impl Worker {
+    /// Walks `chunk` into batches of `opts.batch_entries` keys and folds
+    /// each (one vector per chunk, reused batch after batch).
+    fn fold_chunk(&mut self, p: &Prepared<'_>, opts: &Options, chunk: &Chunk) {
+        let batch_entries = opts.batch_entries.max(1);
+        let mut batch = Vec::with_capacity(batch_entries);
+        let batch = &mut batch;
+        // With the evidence, every key counts toward it: the filter is the fold's.
+        let every_key = p.deferred.is_some();
+        // Whole records, walked before: an error here is one the walk recorded.
+        let records = p.rdb.records_in(&chunk.bytes[chunk.from..], chunk.base, chunk.db);
+        for record in records.map_while(Result::ok) {
+            if let Record::Entry(e) = &record {
+                if every_key || opts.filter.admits_entry(e) {
+                    batch.push(record);
+                    if batch.len() >= batch_entries {
+                        self.fold(p, opts, batch);
+                        batch.clear();
+                    }
+                }
+            }
+        }
+        if !batch.is_empty() {
+            self.fold(p, opts, batch);
+            batch.clear();
+        }
+    }
+
+    fn fold(&mut self, p: &Prepared<'_>, opts: &Options, batch: &[Record<'_>]) {
+        let header_counts = !p.accumulators.read_lengths();
+        let new_stats = || KeyStats::new(&p.settings).keeping(p.accumulators);
+        match &p.deferred {
+            None => {
+                let stats = self.stats[0].get_or_insert_with(new_stats);
+                batch_facts(
+                    header_counts,
+                    &mut self.scratch,
+                    &mut self.key_buf,
+                    &p.profile,
+                    &opts.filter,
+                    p.settings.now_ms,
+                    batch,
+                    None,
+                    None,
+                    |r| match r {
+                        Ok(facts) => stats.add(facts),
+                        Err(d) => stats.add_damage(d),
+                    },
+                );
+            }
+            Some(d) => {
+                let [s8, s16] = &mut self.stats;
+                let (s8, s16) = (
+                    s8.get_or_insert_with(new_stats),
+                    s16.get_or_insert_with(new_stats),
+                );
+                batch_facts_both(
+                    header_counts,
+                    &mut self.scratch,
+                    &mut self.key_buf,
+                    d,
+                    &opts.filter,
+                    p.settings.now_ms,
+                    batch,
+                    &mut self.evidence,
+                    |build, r| {
+                        let stats = if build == 0 { &mut *s8 } else { &mut *s16 };
+                        match r {
+                            Ok(facts) => stats.add(facts),
+                            Err(d) => stats.add_damage(d.clone()),
+                        }
+                    },
+                );
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,580 @@
+//! The summary of one or more files: per-file information plus every
+//! accumulator. Mergeable and serializable, so shards of a cluster can be
+//! analysed on their own hosts and merged.
+
+use crate::acc::empty::{is_dropped_on_load, EmptyCollections};
+use std::collections::BTreeMap;
+
+use rdblens_memory::{Encoding, Profile};
+use rdblens_parser::TypeKind;
+use serde::{Deserialize, Serialize};
+
+use crate::acc::access::Access;
+use crate::acc::counter::{merge_map, Counter};
+use crate::acc::expiry::ExpiryHistogram;
+use crate::acc::groups::Groups;
+use crate::acc::hist::Histogram;
+use crate::acc::limits::Limits;
+use crate::acc::names::KeyNames;
+use crate::acc::prefix::Prefixes;
+use crate::acc::rules::RuleHits;
+use crate::acc::sizes::ValueSizes;
+use crate::acc::slots::Slots;
+use crate::acc::top::TopSet;
+use crate::acc::ttl::Ttl;
+use crate::acc::Accumulate;
+use crate::checker::CheckError;
+use crate::facts::KeyFacts;
+use crate::keyshape::KeyShape;
+use crate::options::Accumulators;
+use crate::settings::{join_differences, Difference, Settings};
+use crate::shard::ShardStats;
+use crate::used_memory::{UsedMemory, UsedMemorySums};
+
+/// Version of the summary layout; bumped on incompatible changes.
+pub const SUMMARY_VERSION: u32 = 6;
+
+/// LZF use across string values and blobs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Compression {
+    /// Keys whose value holds at least one LZF-compressed string or blob.
+    pub compressed_values: u64,
+    /// Bytes those compressed strings and blobs take in the file.
+    pub stored_bytes: u64,
+    /// Bytes the same strings and blobs take once decompressed.
+    pub uncompressed_bytes: u64,
+}
+
+/// Damage found while decoding a value; the walk goes on past it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Damage {
+    /// Byte offset in the file where the damage was found.
+    pub offset: u64,
+    /// The parser's error: what is wrong, at which offset, in which key.
+    pub message: String,
+}
+
+/// Everything gathered from the keys.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KeyStats {
+    /// Every key the filters admitted whose value decoded, summed.
+    pub totals: Counter,
+    /// Sums per database number.
+    pub databases: BTreeMap<u64, Counter>,
+    /// Sums by type name: `string`, `hash`..., `module:<name>` for module values.
+    pub types: Groups<Counter>,
+    /// By "type encoding", e.g. "hash listpack" (encoding after load on the target server).
+    pub encodings: Groups<Counter>,
+    /// By on-disk type name, e.g. "hash_listpack".
+    pub rdb_types: Groups<Counter>,
+    /// Element counts per type.
+    pub elements: Groups<Histogram>,
+    /// Value sizes per type, for percentiles (absent from summaries of
+    /// versions before it: empty there).
+    #[serde(default)]
+    pub value_sizes: Groups<ValueSizes>,
+    /// LZF compression across the keys' strings and blobs.
+    pub compression: Compression,
+    /// What the keys add to `used_memory` (absent from summaries of
+    /// versions before it: zero there, and their files carry no prediction).
+    #[serde(default)]
+    pub used_memory: UsedMemorySums,
+    /// Keys measured against the compact-encoding limits of the target server.
+    pub limits: Limits,
+    /// The biggest keys, one bounded list per metric.
+    pub top: TopSet,
+    /// Key-name lengths and naming problems.
+    pub key_names: KeyNames,
+    /// The namespace tree, down to the prefix depth.
+    pub prefixes: Prefixes,
+    /// Keys by TTL bucket, relative to the reference time.
+    pub ttl: Ttl,
+    /// When keys expire, by namespace, for expiry clusters.
+    pub expiry: ExpiryHistogram,
+    /// Keys and memory per cluster hash slot, and hash-tag use.
+    pub slots: Slots,
+    /// Idle times and LFU counters, where the file records them.
+    pub access: Access,
+    /// Design-rule hits, key by key.
+    pub rules: RuleHits,
+    /// Lists, sets, sorted sets and hashes with no element, which a server
+    /// drops on load: counted here and in no other figure (absent from
+    /// summaries of versions before it: none there).
+    #[serde(default)]
+    pub empty: EmptyCollections,
+    /// The accumulators this run fed; the others stay empty. Not written
+    /// to summaries (a summary is always made with all of them).
+    #[serde(skip)]
+    pub kept: Accumulators,
+    /// Keys whose value could not be decoded.
+    pub damaged_keys: u64,
+    /// The first [`DAMAGE_KEPT`] of those keys' damage records, by offset.
+    pub damage: Vec<Damage>,
+}
+
+/// Damage records kept (the first by offset).
+pub const DAMAGE_KEPT: usize = 10;
+
+impl KeyStats {
+    /// Expiry clusters at their own resolution, namespaces named from the
+    /// prefix tree (docs/expiry-clusters.md).
+    pub fn expiry_clusters(
+        &self,
+        rule: crate::acc::expiry::ClusterRule,
+    ) -> Vec<crate::acc::expiry::ExpiryCluster> {
+        crate::acc::expiry::detect_clusters(&self.expiry, rule, &self.prefixes.names())
+    }
+
+    /// Empty statistics, sized and shaped by `s`.
+    pub fn new(s: &Settings) -> Self {
+        KeyStats {
+            totals: Counter::default(),
+            databases: BTreeMap::new(),
+            types: Groups::default(),
+            encodings: Groups::default(),
+            rdb_types: Groups::default(),
+            elements: Groups::default(),
+            value_sizes: Groups::default(),
+            compression: Compression::default(),
+            used_memory: UsedMemorySums::default(),
+            limits: Limits::new(s.top),
+            top: TopSet::new(s.top),
+            key_names: KeyNames::new(s.separator),
+            prefixes: Prefixes::new(s.separator, s.prefix_depth, s.now_ms),
+            ttl: Ttl {
+                now_ms: s.now_ms,
+                ..Ttl::default()
+            },
+            expiry: ExpiryHistogram::new(s.separator, s.prefix_depth.clamp(1, 4), s.expiry_buckets),
+            slots: Slots::default(),
+            access: Access::new(s.top),
+            rules: RuleHits::new(&s.rules, s.separator, s.now_ms),
+            empty: EmptyCollections::default(),
+            kept: Accumulators::ALL,
+            damaged_keys: 0,
+            damage: Vec::new(),
+        }
+    }
+
+    /// Folds one decoded key into every accumulator; call [`KeyStats::finish`] after the last.
+    pub fn add(&mut self, f: &KeyFacts<'_>) {
+        if is_dropped_on_load(f.kind, f.elements) {
+            // Not a key the server would have: named apart, counted nowhere else.
+            return self.add_empty(f);
+        }
+        self.totals.add(f);
+        self.databases.entry(f.db).or_default().add(f);
+        // Names are static for all but module types: no allocation per key.
+        match &f.module {
+            None => self.types.slot_static(f.kind.name()).add(f),
+            Some(_) => self.types.slot(&f.type_name()).add(f),
+        }
+        match type_encoding_name(f.kind, f.encoding) {
+            Some(name) => self.encodings.slot_static(name).add(f),
+            None => self
+                .encodings
+                .slot(&format!("{} {}", f.kind.name(), f.encoding.as_str()))
+                .add(f),
+        }
+        self.rdb_types.slot_static(f.rdb_type).add(f);
+        self.elements.slot_static(f.kind.name()).add(f.elements);
+        self.value_sizes.slot_static(f.kind.name()).add(f);
+        self.used_memory.add(f, self.ttl.now_ms);
+        if f.lzf_stored_bytes > 0 {
+            self.compression.compressed_values += 1;
+            self.compression.stored_bytes += f.lzf_stored_bytes;
+            self.compression.uncompressed_bytes += f.lzf_uncompressed_bytes;
+        }
+        let kept = self.kept;
+        // A key in several lists of key records is stored once.
+        let mut record = None;
+        if kept.limits {
+            self.limits.add_sharing(f, &mut record);
+        }
+        if kept.top {
+            self.top.add_sharing(f, &mut record);
+        }
+        // One pass over the key's bytes serves every name check.
+        let shape = KeyShape::of(f.key, self.key_names.separator);
+        if kept.key_names {
+            self.key_names.add_shaped(f, &shape);
+        }
+        if kept.prefixes {
+            self.prefixes.add(f);
+        }
+        if kept.ttl {
+            self.ttl.add(f);
+        }
+        if kept.expiry {
+            self.expiry.add_shaped(f, &shape);
+        }
+        if kept.slots {
+            self.slots.add_shaped(f, &shape);
+        }
+        if kept.access {
+            self.access.add_sharing(f, &mut record);
+        }
+        if kept.rules {
+            self.rules.add_shaped(f, &shape);
+        }
+    }
+
+    /// These statistics, feeding only the accumulators `kept` names.
+    pub fn keeping(mut self, kept: Accumulators) -> Self {
+        self.kept = kept;
+        self
+    }
+
+    /// Rare (old server bugs): kept out of line, off the per-key path.
+    #[cold]
+    #[inline(never)]
+    fn add_empty(&mut self, f: &KeyFacts<'_>) {
+        self.empty.add(f);
+    }
+
+    /// Completes what `add` buffers (the expiry histogram's pending keys);
+    /// call once the keys are added, before reading. Merging does it too.
+    pub fn finish(&mut self) {
+        self.expiry.flush();
+        self.top.finish();
+        self.limits.finish();
+        self.key_names.finish();
+        self.access.finish();
+        self.rules.finish();
+        self.slots.finish();
+    }
+
+    /// Counts a key whose value could not be decoded, keeping the first [`DAMAGE_KEPT`] records by offset.
+    pub fn add_damage(&mut self, d: Damage) {
+        self.damaged_keys += 1;
+        self.damage.push(d);
+        self.damage.sort_by_key(|d| d.offset);
+        self.damage.truncate(DAMAGE_KEPT);
+    }
+
+    /// Folds in another worker's or file's statistics; counts add up saturating.
+    pub fn merge(&mut self, o: KeyStats) {
+        self.kept = self.kept.both(o.kept);
+        self.totals.merge(&o.totals);
+        merge_map(&mut self.databases, o.databases);
+        self.types.merge_with(o.types, |a, b| a.merge(&b));
+        self.encodings.merge_with(o.encodings, |a, b| a.merge(&b));
+        self.rdb_types.merge_with(o.rdb_types, |a, b| a.merge(&b));
+        self.elements.merge_with(o.elements, |a, b| a.merge(b));
+        self.value_sizes.merge_with(o.value_sizes, |a, b| a.merge(&b));
+        // Saturating: summaries come from files; a total past the bound
+        // is refused by the check after the merge (`Summary::merge`).
+        let c = &mut self.compression;
+        c.compressed_values = c
+            .compressed_values
+            .saturating_add(o.compression.compressed_values);
+        c.stored_bytes = c.stored_bytes.saturating_add(o.compression.stored_bytes);
+        c.uncompressed_bytes = c
+            .uncompressed_bytes
+            .saturating_add(o.compression.uncompressed_bytes);
+        self.used_memory.merge(&o.used_memory);
+        self.limits.merge(o.limits);
+        self.top.merge(o.top);
+        self.key_names.merge(o.key_names);
+        self.prefixes.merge(o.prefixes);
+        self.ttl.merge(o.ttl);
+        self.expiry.merge(o.expiry);
+        self.slots.merge(o.slots);
+        self.access.merge(o.access);
+        self.rules.merge(o.rules);
+        self.empty.merge(o.empty);
+        self.damaged_keys = self.damaged_keys.saturating_add(o.damaged_keys);
+        self.damage.extend(o.damage);
+        self.damage.sort_by_key(|d| d.offset);
+        self.damage.truncate(DAMAGE_KEPT);
+    }
+}
+
+/// "type encoding" for the combinations servers produce.
+fn type_encoding_name(kind: TypeKind, encoding: Encoding) -> Option<&'static str> {
+    use Encoding as E;
+    use TypeKind as K;
+    Some(match (kind, encoding) {
+        (K::String, E::Int) => "string int",
+        (K::String, E::Embstr) => "string embstr",
+        (K::String, E::Raw) => "string raw",
+        (K::List, E::Listpack) => "list listpack",
+        (K::List, E::Quicklist) => "list quicklist",
+        (K::List, E::Ziplist) => "list ziplist",
+        (K::List, E::Linkedlist) => "list linkedlist",
+        (K::Set, E::Intset) => "set intset",
+        (K::Set, E::Listpack) => "set listpack",
+        (K::Set, E::Hashtable) => "set hashtable",
+        (K::ZSet, E::Listpack) => "zset listpack",
+        (K::ZSet, E::Ziplist) => "zset ziplist",
+        (K::ZSet, E::Skiplist) => "zset skiplist",
+        (K::Hash, E::Listpack) => "hash listpack",
+        (K::Hash, E::ListpackEx) => "hash listpackex",
+        (K::Hash, E::Ziplist) => "hash ziplist",
+        (K::Hash, E::Zipmap) => "hash zipmap",
+        (K::Hash, E::Hashtable) => "hash hashtable",
+        (K::Stream, E::Stream) => "stream stream",
+        (K::Stream, E::Unknown) => "stream unknown",
+        (K::Module, E::Raw) => "module raw",
+        _ => return None,
+    })
+}
+
+/// The allocator build the estimates assume (`rdblens_memory::allocator`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AllocatorInfo {
+    /// `bundled jemalloc` or `system jemalloc`.
+    pub allocator: String,
+    /// jemalloc quantum: 8 or 16.
+    pub quantum: u64,
+    /// `flag` (`--jemalloc-quantum`), `used-mem` (detected: only one
+    /// build's prediction fits the dump's used-mem), `nearer` (both fit,
+    /// or neither: the build whose prediction is nearer) or `unclear` (no
+    /// evidence: the default, bundled jemalloc, assumed).
+    pub basis: rdblens_memory::allocator::Basis,
+    /// Why, in one sentence.
+    pub reason: String,
+    /// The report's words: "assumed: system jemalloc, quantum 16: ...".
+    pub description: String,
+    /// `used_memory` the evidence predicts with quantum 8 and with 16,
+    /// side by side, when it was summed (`used-mem` and `nearer`): from a
+    /// sample of the keys on dumps of 64 MiB or more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicted_q8: Option<u64>,
+    /// As `predicted_q8`, with quantum 16.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicted_q16: Option<u64>,
+}
+
+impl AllocatorInfo {
+    /// The summary's record of an allocator choice.
+    pub fn of(c: &rdblens_memory::allocator::Choice) -> Self {
+        AllocatorInfo {
+            allocator: c.allocator().to_string(),
+            quantum: c.quantum,
+            basis: c.basis,
+            reason: c.reason.clone(),
+            description: c.describe(),
+            predicted_q8: c.predicted.map(|p| p[0]),
+            predicted_q16: c.predicted.map(|p| p[1]),
+        }
+    }
+}
+
+/// The expected accuracy for the profile's release line.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AccuracyInfo {
+    /// `redis-7.0`, `valkey-8.1`.
+    pub line: String,
+    /// `verified` (against a real server's fixture), `modelled` (from
+    /// source only) or `encodings-only` (before Redis 4.0).
+    pub level: rdblens_memory::AccuracyLevel,
+    /// The fixtures that verify the line.
+    pub fixtures: Vec<String>,
+    /// One sentence for the report on what the estimates are worth.
+    pub statement: String,
+}
+
+impl AccuracyInfo {
+    /// The summary's record of a release line's accuracy.
+    pub fn of(a: &rdblens_memory::Accuracy) -> Self {
+        AccuracyInfo {
+            line: a.line.clone(),
+            level: a.level,
+            fixtures: a.fixtures.iter().map(|f| f.to_string()).collect(),
+            statement: a.statement.clone(),
+        }
+    }
+}
+
+/// Whether a file's bytes hash to the CRC-64 it ends with. Written to
+/// summaries and reports as the lowercase name (`"valid"`...).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Checksum {
+    /// The stored checksum matches the file's bytes.
+    Valid,
+    /// The stored checksum does not match: the file is damaged.
+    Mismatch,
+    /// Written with `rdbchecksum no` (the stored checksum is zero).
+    Disabled,
+    /// RDB versions before 5 store none.
+    Absent,
+    /// The walk stopped before the end of the file.
+    Unknown,
+}
+
+impl Checksum {
+    /// The name written to summaries and reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Checksum::Valid => "valid",
+            Checksum::Mismatch => "mismatch",
+            Checksum::Disabled => "disabled",
+            Checksum::Absent => "absent",
+            Checksum::Unknown => "unknown",
+        }
+    }
+}
+
+impl std::fmt::Display for Checksum {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The two checksums of a damaged file, and where the stored one is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChecksumMismatch {
+    /// The CRC-64 the file ends with.
+    pub stored: u64,
+    /// The CRC-64 of the file's bytes before it.
+    pub computed: u64,
+    /// The offset of the EOF opcode the stored checksum follows.
+    pub eof_offset: u64,
+}
+
+impl std::fmt::Display for ChecksumMismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "checksum mismatch: the file stores 0x{:016x} (after the EOF byte at offset {}), its bytes \
+             hash to 0x{:016x}: the file is damaged and some figures may be wrong",
+            self.stored, self.eof_offset, self.computed
+        )
+    }
+}
+
+/// What a file is, besides its keys.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileInfo {
+    /// The file's path as given (`HOST:PATH` once merged with a same-named file from another host).
+    pub path: String,
+    /// File size in bytes.
+    pub size: u64,
+    /// `Redis` or `Valkey`: who wrote the file, from its header.
+    pub dialect: String,
+    /// RDB format version, from the header.
+    pub rdb_version: u32,
+    /// The file's aux fields (`redis-ver`, `ctime`, `used-mem`...), name to value.
+    pub aux: BTreeMap<String, String>,
+    /// Whether the file's bytes hash to the checksum it ends with.
+    pub checksum: Checksum,
+    /// The two checksums and where the stored one is, when they differ
+    /// (absent in summaries written before rdblens recorded them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checksum_mismatch: Option<ChecksumMismatch>,
+    /// The server release memory and encodings were estimated for
+    /// (written as its name, `redis-7.2.4`).
+    pub profile: rdblens_memory::ServerRelease,
+    /// The allocator build the estimates assume, and why (absent in
+    /// summaries written before rdblens detected it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocator: Option<AllocatorInfo>,
+    /// What the estimates for the profile's release line are worth.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accuracy: Option<AccuracyInfo>,
+    /// Key entries walked, before any filter (keys whose value is damaged included).
+    pub keys: u64,
+    /// Function library records (Redis 7 functions, pre-GA form included) in the file.
+    pub functions: u64,
+    /// Module aux records in the file.
+    pub module_aux: u64,
+    /// Why and where the walk stopped, when the file is damaged or truncated.
+    pub incomplete: Option<Damage>,
+    /// What is wrong with the file without stopping the walk: a checksum
+    /// mismatch, a version newer than known read with `skip_unknown`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+    /// The file's own figures, for the per-shard breakdown of a combined report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardStats>,
+    /// `used_memory` predicted for the target server once it has loaded
+    /// the file; absent when key filters left keys out or the walk stopped
+    /// early (and in summaries of versions before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub used_memory: Option<UsedMemory>,
+}
+
+impl FileInfo {
+    /// What is wrong with the file's checksum, one sentence naming both
+    /// checksums and the offset (summaries written before they were
+    /// recorded say less); `None` unless it is a mismatch.
+    pub fn checksum_problem(&self) -> Option<String> {
+        (self.checksum == Checksum::Mismatch).then(|| match &self.checksum_mismatch {
+            Some(m) => m.to_string(),
+            None => "checksum mismatch: the file is damaged (`rdblens check` shows the values)".into(),
+        })
+    }
+
+    /// With the per-shard figures of `keys`, this file's statistics.
+    pub fn with_shard(mut self, keys: &KeyStats) -> Self {
+        self.shard = Some(ShardStats::of(keys));
+        self
+    }
+
+    /// With the `used_memory` `profile`'s server would hold after loading
+    /// the keys of `keys`, every key of the file (no filter, a whole walk).
+    pub fn with_used_memory(mut self, profile: &Profile, keys: &KeyStats) -> Self {
+        self.used_memory = Some(UsedMemory::predict(profile, &keys.used_memory, &keys.databases));
+        self
+    }
+}
+
+/// The result of an analysis.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Layout version the summary was written with ([`SUMMARY_VERSION`] for this build).
+    pub summary_version: u32,
+    /// The settings every file was analysed with.
+    pub settings: Settings,
+    /// The files analysed, in the order they were analysed or merged.
+    pub files: Vec<FileInfo>,
+    /// The keys of all the files together.
+    pub keys: KeyStats,
+}
+
+impl Summary {
+    /// Merges another summary made with the same settings (the whole
+    /// contract of [`Settings::differences`]: a summary made with other
+    /// filters, another target or other limits is refused). Counts add up
+    /// saturating, and the result passes [`Summary::check`]: a total past
+    /// the bound of summaries ([`MAX_COUNT`](crate::MAX_COUNT)) is an error
+    /// naming the field, never a wrapped figure. After a settings error the
+    /// summary is unchanged; after an invalid result it holds that result
+    /// (drop it).
+    pub fn merge(&mut self, other: Summary) -> Result<(), MergeError> {
+        let differences = self.settings.differences(&other.settings);
+        if !differences.is_empty() {
+            return Err(MergeError::Settings(differences));
+        }
+        self.files.extend(other.files);
+        self.keys.merge(other.keys);
+        self.check().map_err(MergeError::Invalid)
+    }
+}
+
+/// Why two summaries cannot be merged.
+#[derive(Debug)]
+pub enum MergeError {
+    /// They were made with other settings (a usage problem).
+    Settings(Vec<Difference>),
+    /// The merged summary is not valid: a total past the bound, or an
+    /// input that was not checked.
+    Invalid(CheckError),
+}
+
+impl std::fmt::Display for MergeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MergeError::Settings(d) => write!(
+                f,
+                "summaries were made with different settings: {}",
+                join_differences(d)
+            ),
+            MergeError::Invalid(e) => write!(f, "the merged summary: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for MergeError {}
