@@ -92,8 +92,7 @@ type Reexports = BTreeMap<(String, String), String>;
 /// character that is not part of a path or group.
 fn use_paths(text: &str) -> Vec<String> {
     let mut head = String::new();
-    let mut chars = text.char_indices();
-    while let Some((i, c)) = chars.next() {
+    for (i, c) in text.char_indices() {
         if is_ident(c) || c == ':' {
             head.push(c);
         } else if c == '{' {
@@ -374,10 +373,7 @@ fn dependencies(crate_name: &str) -> BTreeSet<String> {
         if line.starts_with('[') {
             in_deps = line == "[dependencies]";
         } else if in_deps && line.starts_with("rdblens") {
-            let name = line
-                .split(|c: char| c == '.' || c == ' ' || c == '=')
-                .next()
-                .unwrap_or_default();
+            let name = line.split(['.', ' ', '=']).next().unwrap_or_default();
             deps.insert(name.to_string());
         }
     }
