@@ -8,7 +8,9 @@ use rdblens_analysis::acc::top::Metric;
 use rdblens_report::diff::{DiffJson, GroupDiff, KeyChange, KeyChangeKind, SideJson};
 
 use crate::escape::{html, key_text, prefix_text};
-use crate::page::{bytes, bytes_cell, card, code_cell, count, count_cell, num, part, section, text, Col, Page, Table};
+use crate::page::{
+    bytes, bytes_cell, card, code_cell, count, count_cell, num, part, section, text, Col, Page, Table,
+};
 
 fn signed_bytes(d: i64) -> String {
     rdblens_report::diff::signed_bytes(d)
@@ -37,7 +39,11 @@ fn diverging(delta: i64, max: u64) -> String {
 }
 
 fn group_table(w: &mut dyn Write, id: &str, label: &'static str, rows: &[GroupDiff]) -> io::Result<()> {
-    let max = rows.iter().map(|g| g.delta.memory.unsigned_abs()).max().unwrap_or(0);
+    let max = rows
+        .iter()
+        .map(|g| g.delta.memory.unsigned_abs())
+        .max()
+        .unwrap_or(0);
     let mut t = Table::new(
         w,
         id,
@@ -122,7 +128,13 @@ fn overview(d: &DiffJson<'_>, w: &mut dyn Write) -> io::Result<()> {
                 &format!("{} since before", signed_bytes(t.delta.memory)),
             ),
             card("keys-before", "Keys before", old.keys, &count(old.keys), ""),
-            card("memory-before", "Memory before", old.memory, &bytes(old.memory), ""),
+            card(
+                "memory-before",
+                "Memory before",
+                old.memory,
+                &bytes(old.memory),
+                "",
+            ),
         ] {
             w.write_all(card.as_bytes())?;
         }
@@ -167,7 +179,8 @@ fn namespaces(d: &DiffJson<'_>, w: &mut dyn Write) -> io::Result<()> {
                 true,
             )?;
             // A side that folded the namespace away.
-            let side_cell = |c: Option<Counter>, cell: fn(u64) -> String, field: fn(&Counter) -> u64| match c {
+            let side_cell = |c: Option<Counter>, cell: fn(u64) -> String, field: fn(&Counter) -> u64| match c
+            {
                 Some(c) => cell(field(&c)),
                 None => num(-1, "folded"),
             };
@@ -216,7 +229,13 @@ fn became_big(d: &DiffJson<'_>, w: &mut dyn Write) -> io::Result<()> {
                 true,
             )?;
             for b in &d.became_big {
-                let fmt = |v: u64| if b.metric == Metric::Elements { count(v) } else { bytes(v) };
+                let fmt = |v: u64| {
+                    if b.metric == Metric::Elements {
+                        count(v)
+                    } else {
+                        bytes(v)
+                    }
+                };
                 let before = match (b.old_value, b.old_at_most) {
                     (Some(v), _) => num(v, &fmt(v)),
                     (None, Some(at_most)) => num(at_most, &format!("≤ {}", fmt(at_most))),

@@ -61,7 +61,7 @@ mod tests {
             html(r#"<script>alert("x")</script>&'"#),
             "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;&#39;"
         );
-        let data = ["</script><!--&\u{2028}"];
+        let data = vec!["</script><!--&\u{2028}"];
         assert_eq!(
             script_json(&data).unwrap(), // ok: unit test
             r#"["\u003c/script\u003e\u003c!--\u0026\u2028"]"#

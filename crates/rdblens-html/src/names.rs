@@ -37,7 +37,8 @@ mod tests {
     #[test]
     fn names_are_the_json_names() {
         for p in NameProblem::ALL {
-            assert_eq!(serde_json::to_string(&p).unwrap(), format!("\"{}\"", problem(p))); // ok: unit test
+            assert_eq!(serde_json::to_string(&p).unwrap(), format!("\"{}\"", problem(p)));
+            // ok: unit test
         }
         for m in [
             Metric::Memory,
@@ -47,7 +48,8 @@ mod tests {
             Metric::Freq,
             Metric::KeyOrder,
         ] {
-            assert_eq!(serde_json::to_string(&m).unwrap(), format!("\"{}\"", metric(m))); // ok: unit test
+            assert_eq!(serde_json::to_string(&m).unwrap(), format!("\"{}\"", metric(m)));
+            // ok: unit test
         }
     }
 }

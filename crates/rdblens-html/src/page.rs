@@ -140,7 +140,10 @@ impl<'w> Table<'w> {
             )?;
         }
         let class = if sortable { "data sortable" } else { "data" };
-        write!(out, "<div class=\"scroll\"><table id=\"{id}\" class=\"{class}\"><thead><tr>")?;
+        write!(
+            out,
+            "<div class=\"scroll\"><table id=\"{id}\" class=\"{class}\"><thead><tr>"
+        )?;
         for Col(label, numeric) in cols {
             let class = if *numeric { " class=\"n\"" } else { "" };
             write!(out, "<th{class}>{label}</th>")?;

@@ -70,12 +70,15 @@ fn plan_item(plan: &Plan, w: &mut dyn Write) -> io::Result<()> {
     let what = match (plan.kind, &plan.key) {
         (PlanKind::Key, Some(key)) => format!("<code class=\"scope\">{}</code>", html(&key_text(key))),
         (PlanKind::Key, None) => "<code class=\"scope\">?</code>".to_string(),
-        (PlanKind::Namespace, _) => format!(
-            "namespace <code class=\"scope\">{}</code>",
-            html(&plan.namespace)
-        ),
+        (PlanKind::Namespace, _) => {
+            format!("namespace <code class=\"scope\">{}</code>", html(&plan.namespace))
+        }
     };
-    let steps: String = plan.migration.iter().map(|m| format!("<li>{}</li>", html(m))).collect();
+    let steps: String = plan
+        .migration
+        .iter()
+        .map(|m| format!("<li>{}</li>", html(m)))
+        .collect();
     let note = plan
         .note
         .as_ref()

@@ -158,7 +158,13 @@ fn expiry_body(e: &ExpiryJson<'_>, w: &mut dyn Write) -> io::Result<()> {
             let mut namespaces: Vec<String> = c
                 .namespaces
                 .iter()
-                .map(|(name, keys)| format!("{} ({})", rdblens_parser::escape_bytes(name.as_bytes()), count(*keys)))
+                .map(|(name, keys)| {
+                    format!(
+                        "{} ({})",
+                        rdblens_parser::escape_bytes(name.as_bytes()),
+                        count(*keys)
+                    )
+                })
                 .collect();
             if c.other_keys > 0 {
                 namespaces.push(format!("(other) ({})", count(c.other_keys)));
@@ -213,7 +219,13 @@ fn expiry_body(e: &ExpiryJson<'_>, w: &mut dyn Write) -> io::Result<()> {
 }
 
 /// A log2 histogram as a table.
-fn log_histogram(w: &mut dyn Write, id: &str, label: &'static str, h: &Histogram, seconds: bool) -> io::Result<()> {
+fn log_histogram(
+    w: &mut dyn Write,
+    id: &str,
+    label: &'static str,
+    h: &Histogram,
+    seconds: bool,
+) -> io::Result<()> {
     let mut rows: Vec<(u64, u64)> = h.buckets().collect();
     if rows.is_empty() {
         return w.write_all(b"<p>Not stored in this dump (only with a maxmemory-policy of that kind).</p>");
@@ -233,7 +245,11 @@ fn log_histogram(w: &mut dyn Write, id: &str, label: &'static str, h: &Histogram
         } else {
             from.to_string()
         };
-        t.row(&[num(from, &format!("≥ {shown}")), count_cell(keys), bar(keys, total)])?;
+        t.row(&[
+            num(from, &format!("≥ {shown}")),
+            count_cell(keys),
+            bar(keys, total),
+        ])?;
     }
     t.finish()
 }

@@ -134,8 +134,10 @@ fn scope_html(scope: &Scope) -> String {
     match scope {
         Scope::Key { key, .. } => format!("<code class=\"scope\">{}</code> ", html(&key_text(key))),
         // The messages of the other scopes name what they are about.
-        Scope::Namespace { .. } | Scope::Window { .. } | Scope::Slot { .. } | Scope::Database { .. } | Scope::Global => {
-            String::new()
-        }
+        Scope::Namespace { .. }
+        | Scope::Window { .. }
+        | Scope::Slot { .. }
+        | Scope::Database { .. }
+        | Scope::Global => String::new(),
     }
 }

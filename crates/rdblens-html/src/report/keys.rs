@@ -140,7 +140,11 @@ type Alike<'r> = (&'r [u8], u64, &'r str, &'r str, [u64; 4]);
 /// alike (the same database, namespace, type, encoding, elements, memory,
 /// serialized size and largest element: 25 `feed:*` strings of 456 B) are
 /// one row, where the first of them is.
-fn top_rows<'r>(lists: [&'r [std::sync::Arc<KeyRecord>]; 3], separator: u8, depth: usize) -> Vec<Vec<&'r KeyRecord>> {
+fn top_rows<'r>(
+    lists: [&'r [std::sync::Arc<KeyRecord>]; 3],
+    separator: u8,
+    depth: usize,
+) -> Vec<Vec<&'r KeyRecord>> {
     let mut seen: HashSet<(u64, &[u8])> = HashSet::new();
     let mut rows: Vec<Vec<&KeyRecord>> = Vec::new();
     let mut groups: HashMap<Alike<'r>, usize> = HashMap::new();
@@ -184,7 +188,11 @@ pub(super) fn top_keys<'a>(m: &'a ReportJson<'a>) -> Option<Part<'a>> {
             .and_then(|b| (b.len() == 1).then(|| b[0]))
             .unwrap_or(b':');
         let depth = m.prefixes.as_ref().map_or(1, |p| p.depth);
-        let rows = top_rows([top.by_memory, top.by_serialized, top.by_elements], separator, depth);
+        let rows = top_rows(
+            [top.by_memory, top.by_serialized, top.by_elements],
+            separator,
+            depth,
+        );
         let glob = |r: &KeyRecord| {
             let mut pattern = namespace(r.key.as_bytes(), separator, depth)?.to_vec();
             pattern.extend_from_slice(&[separator, b'*']);

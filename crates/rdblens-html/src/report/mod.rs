@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use rdblens_analysis::Checksum;
+use rdblens_analysis::{Checksum, FileInfo};
 use rdblens_report::model::Group;
 use rdblens_report::ReportJson;
 use serde::Serialize;
@@ -64,7 +64,11 @@ pub fn page<'a>(m: &'a ReportJson<'a>) -> io::Result<Page<'a>> {
         expiry: m.expiry.as_ref().map(|e| ExpiryData {
             bucket_ms: e.bucket_ms,
             buckets: fine_expiry(e),
-            clusters: e.clusters.iter().map(|c| (c.start_ms, c.end_ms, c.keys)).collect(),
+            clusters: e
+                .clusters
+                .iter()
+                .map(|c| (c.start_ms, c.end_ms, c.keys))
+                .collect(),
             stored_resolution_ms: e.stored_resolution_ms,
         }),
         namespaces: m.prefixes.as_ref().map(treemap_data),
@@ -97,7 +101,7 @@ fn overview_body(m: &ReportJson<'_>, w: &mut dyn Write) -> io::Result<()> {
     )?;
     if let Some(used) = &m.used_memory {
         let saved = match &m.files[..] {
-            [f] => f.aux.get("used-mem").and_then(|v| v.parse::<u64>().ok()),
+            [f] => aux(f, "used-mem").parse::<u64>().ok(),
             _ => None,
         };
         let note = match (saved, m.files.len()) {
@@ -166,7 +170,7 @@ fn overview_body(m: &ReportJson<'_>, w: &mut dyn Write) -> io::Result<()> {
         false,
     )?;
     for f in &m.files {
-        let aux = |name: &str| f.aux.get(name).map_or("", String::as_str);
+        let aux = |name| aux(f, name);
         let ctime = aux("ctime")
             .parse::<i64>()
             .map(|secs| rdblens_report::format::utc(secs * 1000) + " UTC")
@@ -190,7 +194,11 @@ fn overview_body(m: &ReportJson<'_>, w: &mut dyn Write) -> io::Result<()> {
             match &f.accuracy {
                 Some(a) => format!(
                     "<td><span class=\"pill {}\">{}</span></td>",
-                    if a.level == rdblens_memory::AccuracyLevel::Verified { "ok" } else { "info" },
+                    if a.level == rdblens_memory::AccuracyLevel::Verified {
+                        "ok"
+                    } else {
+                        "info"
+                    },
                     html(a.level.as_str())
                 ),
                 None => text("-"),
@@ -206,7 +214,9 @@ fn overview_body(m: &ReportJson<'_>, w: &mut dyn Write) -> io::Result<()> {
     for f in &m.files {
         // The memory model's assumptions, once per distinct statement.
         for line in [
-            f.allocator.as_ref().map(|a| format!("Allocator {}", a.description)),
+            f.allocator
+                .as_ref()
+                .map(|a| format!("Allocator {}", a.description)),
             f.accuracy.as_ref().map(|a| format!("Accuracy: {}", a.statement)),
         ]
         .into_iter()
@@ -276,6 +286,12 @@ fn overview_body(m: &ReportJson<'_>, w: &mut dyn Write) -> io::Result<()> {
     )
 }
 
+/// An AUX field the file was saved with (`ctime`, `redis-ver`...: named
+/// by the RDB format, not by the model), "" when the file has none.
+fn aux<'f>(f: &'f FileInfo, name: &str) -> &'f str {
+    f.aux.get(name).map_or("", String::as_str)
+}
+
 fn pill_class(checksum: Checksum) -> &'static str {
     match checksum {
         Checksum::Valid => "ok",
@@ -285,7 +301,13 @@ fn pill_class(checksum: Checksum) -> &'static str {
 }
 
 /// A table of groups (a name and its figures) with a memory-share bar.
-fn groups(w: &mut dyn Write, id: &str, label: &'static str, rows: &[Group<'_>], total_memory: u64) -> io::Result<()> {
+fn groups(
+    w: &mut dyn Write,
+    id: &str,
+    label: &'static str,
+    rows: &[Group<'_>],
+    total_memory: u64,
+) -> io::Result<()> {
     let mut t = Table::new(
         w,
         id,
@@ -331,7 +353,13 @@ fn memory<'a>(m: &'a ReportJson<'a>) -> Part<'a> {
                     w.write_all(b"<h3>By encoding (after loading on the target server)</h3>")?;
                     groups(w, "encodings", "type encoding", encodings, total)?;
                     w.write_all(b"<h3>By type in the file</h3>")?;
-                    groups(w, "rdb-types", "rdb type", m.rdb_types.as_deref().unwrap_or_default(), total)?;
+                    groups(
+                        w,
+                        "rdb-types",
+                        "rdb type",
+                        m.rdb_types.as_deref().unwrap_or_default(),
+                        total,
+                    )?;
                 }
                 if m.databases.len() > 1 {
                     w.write_all(b"<h3>By database</h3>")?;

@@ -9,7 +9,9 @@ use rdblens_report::ReportJson;
 use serde::Serialize;
 
 use crate::escape::{html, prefix_text};
-use crate::page::{bar, bytes, bytes_cell, code_cell, count, count_cell, part, section, text, Col, Part, Table};
+use crate::page::{
+    bar, bytes, bytes_cell, code_cell, count, count_cell, part, section, text, Col, Part, Table,
+};
 
 /// Namespaces in the treemap at most, whatever `--depth` (the heaviest
 /// namespaces' children first).
@@ -96,7 +98,13 @@ struct Rows<'a> {
 
 /// The rows of `nodes` (whose `prefix` is their whole path, `user:42`) and
 /// of their children.
-fn rows(t: &mut Table<'_>, nodes: &[PrefixJson], parent: &str, level: usize, cx: &mut Rows<'_>) -> io::Result<()> {
+fn rows(
+    t: &mut Table<'_>,
+    nodes: &[PrefixJson],
+    parent: &str,
+    level: usize,
+    cx: &mut Rows<'_>,
+) -> io::Result<()> {
     let (sep, total) = (cx.sep, cx.total);
     let shown = if level == 1 {
         NAMESPACE_ROWS
@@ -233,7 +241,8 @@ fn expired(w: &mut dyn Write, e: &ExpiredJson, now_ms: i64) -> io::Result<()> {
         true,
     )?;
     for n in e.namespaces.iter().take(NAMESPACE_ROWS) {
-        for (level, node) in std::iter::once((1, n)).chain(n.children.iter().take(CHILD_ROWS).map(|c| (2, c))) {
+        for (level, node) in std::iter::once((1, n)).chain(n.children.iter().take(CHILD_ROWS).map(|c| (2, c)))
+        {
             t.row_with(
                 &format!(" class=\"lvl{level}\""),
                 &[
@@ -255,7 +264,11 @@ fn expired(w: &mut dyn Write, e: &ExpiredJson, now_ms: i64) -> io::Result<()> {
         tail.push(("(folded namespaces)".into(), e.folded.keys, e.folded.memory));
     }
     if e.no_namespace.keys > 0 {
-        tail.push(("(no namespace)".into(), e.no_namespace.keys, e.no_namespace.memory));
+        tail.push((
+            "(no namespace)".into(),
+            e.no_namespace.keys,
+            e.no_namespace.memory,
+        ));
     }
     for (label, keys, memory) in tail {
         t.row_with(

@@ -30,7 +30,9 @@ fn slot_table(w: &mut dyn Write, id: &str, rows: &[SlotJson]) -> io::Result<()> 
 pub(super) fn slots<'a>(m: &'a ReportJson<'a>) -> Option<Part<'a>> {
     let sl = m.slots.as_ref()?;
     Some(part("slots", "Slots", move |w| {
-        section(w, "slots", "Cluster slots and hash tags", "", |w| slots_body(sl, w))
+        section(w, "slots", "Cluster slots and hash tags", "", |w| {
+            slots_body(sl, w)
+        })
     }))
 }
 
