@@ -84,7 +84,7 @@ fn fill(
 ) -> io::Result<()> {
     let mut rest = template;
     while let Some(start) = rest.find("{{") {
-        out.write_all(rest[..start].as_bytes())?;
+        out.write_all(&rest.as_bytes()[..start])?;
         let after = &rest[start + 2..];
         let known = match after.find("}}") {
             Some(end) if value(&after[..end], out)? => Some(end),

@@ -38,7 +38,7 @@ fn untyped(line: &str) -> Vec<String> {
         let after = bytes.get(at + "Value".len()).copied();
         // Inside a string literal (an odd number of quotes before it) it is text.
         let quotes = line[..at].matches('"').count() - line[..at].matches("\\\"").count();
-        if code && quotes % 2 == 0 && !before.is_some_and(word) && !after.is_some_and(word) {
+        if code && quotes.is_multiple_of(2) && !before.is_some_and(word) && !after.is_some_and(word) {
             found.push("Value".to_string());
         }
     }
