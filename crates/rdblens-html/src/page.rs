@@ -1,8 +1,9 @@
 //! The page around the sections (template, stylesheet and script, all
 //! inline) and the small builders the sections are written with. A page
 //! is written to its writer as it renders: the template up to the body,
-//! each section, then the script's data; no part is held whole but a
-//! table row's cells.
+//! each section row by row, then the script's data. Nothing is held whole
+//! but a row's cells and the charts' data (whose size the sections'
+//! constants bound, whatever `--top`).
 
 use std::io::{self, Write};
 
