@@ -1,9 +1,13 @@
 //! The page around the sections (template, stylesheet and script, all
-//! inline) and the small builders the sections are written with.
+//! inline) and the small builders the sections are written with. A page
+//! is written to its writer as it renders: the template up to the body,
+//! each section row by row, then the script's data. Nothing is held whole
+//! but a row's cells and the charts' data (whose size the sections'
+//! constants bound, whatever `--top`).
 
-use serde_json::Value;
+use std::io::{self, Write};
 
-use crate::escape::{html, key_text, script_json};
+use crate::escape::html;
 
 const TEMPLATE: &str = include_str!("assets/page.html");
 const STYLE: &str = include_str!("assets/page.css");
@@ -14,89 +18,88 @@ const SCRIPT: &str = include_str!("assets/page.js");
 pub const CSP: &str =
     "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:";
 
-/// A finished page's parts.
-pub struct Page {
-    pub title: String,
-    pub subtitle: String,
-    /// `(section id, label)` for the navigation bar.
-    pub nav: Vec<(&'static str, &'static str)>,
-    pub body: String,
-    /// What the script draws the charts from.
-    pub data: Value,
+/// What writes one part of a page (a section's body, a whole section).
+pub type Render<'a> = Box<dyn FnOnce(&mut dyn Write) -> io::Result<()> + 'a>;
+
+/// One section of a page: its id and label in the navigation bar, and
+/// what writes it.
+pub struct Part<'a> {
+    pub id: &'static str,
+    pub label: &'static str,
+    pub render: Render<'a>,
 }
 
-impl Page {
-    pub fn render(&self) -> String {
+/// A page's parts, in order.
+pub struct Page<'a> {
+    pub title: &'static str,
+    pub subtitle: String,
+    pub sections: Vec<Part<'a>>,
+    /// What the script draws the charts from: JSON, already escaped for a
+    /// script block ([`crate::escape::script_json`]).
+    pub data: String,
+}
+
+impl Page<'_> {
+    /// Writes the page to `out`, section by section.
+    pub fn write(self, out: &mut dyn Write) -> io::Result<()> {
         let nav: String = self
-            .nav
+            .sections
             .iter()
-            .map(|(id, label)| format!("<a href=\"#{id}\">{label}</a>"))
+            .map(|p| format!("<a href=\"#{}\">{}</a>", p.id, p.label))
             .collect();
-        fill(
-            TEMPLATE,
-            &[
-                ("csp", CSP),
-                ("title", &html(&self.title)),
-                ("subtitle", &html(&self.subtitle)),
-                ("style", STYLE),
-                ("nav", &nav),
-                ("body", &self.body),
-                ("data", &script_json(&self.data)),
-                ("script", SCRIPT),
-                ("version", env!("CARGO_PKG_VERSION")),
-            ],
-        )
+        let (title, subtitle) = (html(self.title), html(&self.subtitle));
+        let mut sections = Some(self.sections);
+        fill(TEMPLATE, out, |name, out| {
+            let value = match name {
+                "csp" => CSP,
+                "title" => &title,
+                "subtitle" => &subtitle,
+                "style" => STYLE,
+                "nav" => &nav,
+                "data" => &self.data,
+                "script" => SCRIPT,
+                "version" => env!("CARGO_PKG_VERSION"),
+                "body" => {
+                    // The template has one body: a second placeholder stays empty.
+                    for part in sections.take().unwrap_or_default() {
+                        (part.render)(out)?;
+                    }
+                    return Ok(true);
+                }
+                _ => return Ok(false),
+            };
+            out.write_all(value.as_bytes())?;
+            Ok(true)
+        })
     }
 }
 
-/// The template with each `{{name}}` replaced, in one pass over the
-/// template (a value that itself contains `{{...}}` is not looked into).
-fn fill(template: &str, values: &[(&str, &str)]) -> String {
-    let extra: usize = values.iter().map(|(_, v)| v.len()).sum();
-    let mut out = String::with_capacity(template.len() + extra);
+/// Writes the template with each `{{name}}` replaced by what `value`
+/// writes for it, in one pass over the template (what a value writes is
+/// not looked into); `value` returns false for a name it does not know,
+/// which is left as it is.
+fn fill(
+    template: &str,
+    out: &mut dyn Write,
+    mut value: impl FnMut(&str, &mut dyn Write) -> io::Result<bool>,
+) -> io::Result<()> {
     let mut rest = template;
     while let Some(start) = rest.find("{{") {
-        out.push_str(&rest[..start]);
+        out.write_all(&rest.as_bytes()[..start])?;
         let after = &rest[start + 2..];
-        match after.find("}}").and_then(|end| {
-            let name = &after[..end];
-            values.iter().find(|(n, _)| *n == name).map(|(_, v)| (end, *v))
-        }) {
-            Some((end, value)) => {
-                out.push_str(value);
-                rest = &after[end + 2..];
-            }
+        let known = match after.find("}}") {
+            Some(end) if value(&after[..end], out)? => Some(end),
+            _ => None,
+        };
+        match known {
+            Some(end) => rest = &after[end + 2..],
             None => {
-                out.push_str("{{");
+                out.write_all(b"{{")?;
                 rest = after;
             }
         }
     }
-    out.push_str(rest);
-    out
-}
-
-/// An unsigned field (0 when absent or not a number).
-pub fn u(v: &Value, field: &str) -> u64 {
-    v.get(field).and_then(Value::as_u64).unwrap_or(0)
-}
-
-/// A signed field (0 when absent).
-pub fn i(v: &Value, field: &str) -> i64 {
-    v.get(field).and_then(Value::as_i64).unwrap_or(0)
-}
-
-/// A string field ("" when absent).
-pub fn s<'v>(v: &'v Value, field: &str) -> &'v str {
-    v.get(field).and_then(Value::as_str).unwrap_or("")
-}
-
-/// An array field (empty when absent).
-pub fn arr<'v>(v: &'v Value, field: &str) -> &'v [Value] {
-    v.get(field)
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or(&[])
+    out.write_all(rest.as_bytes())
 }
 
 pub fn bytes(n: u64) -> String {
@@ -116,55 +119,56 @@ pub fn percent(part: u64, whole: u64) -> String {
 #[derive(Clone, Copy)]
 pub struct Col(pub &'static str, pub bool);
 
-/// A table with a header; `sortable` tables sort on a header click,
-/// `filter` adds a text box that hides the rows not containing its text.
-pub struct Table {
-    out: String,
-    rows: usize,
+/// A table with a header, written row by row; `sortable` tables sort on a
+/// header click, `filter` adds a text box that hides the rows not
+/// containing its text.
+pub struct Table<'w> {
+    out: &'w mut dyn Write,
 }
 
-impl Table {
-    pub fn new(id: &str, cols: &[Col], sortable: bool, filter: bool) -> Table {
-        let mut out = String::new();
+impl<'w> Table<'w> {
+    pub fn new(
+        out: &'w mut dyn Write,
+        id: &str,
+        cols: &[Col],
+        sortable: bool,
+        filter: bool,
+    ) -> io::Result<Table<'w>> {
         if filter {
-            out.push_str(&format!(
+            write!(
+                out,
                 "<div class=\"tablebar\"><input class=\"filter\" type=\"search\" placeholder=\"Filter rows\" data-filter=\"{id}\" aria-label=\"Filter rows\"></div>"
-            ));
+            )?;
         }
         let class = if sortable { "data sortable" } else { "data" };
-        out.push_str(&format!(
+        write!(
+            out,
             "<div class=\"scroll\"><table id=\"{id}\" class=\"{class}\"><thead><tr>"
-        ));
+        )?;
         for Col(label, numeric) in cols {
             let class = if *numeric { " class=\"n\"" } else { "" };
-            out.push_str(&format!("<th{class}>{label}</th>"));
+            write!(out, "<th{class}>{label}</th>")?;
         }
-        out.push_str("</tr></thead><tbody>");
-        Table { out, rows: 0 }
+        out.write_all(b"</tr></thead><tbody>")?;
+        Ok(Table { out })
     }
 
     /// One row of cells made with [`num`], [`text`], [`key`], [`bar`].
-    pub fn row(&mut self, cells: &[String]) {
-        self.row_with("", cells);
+    pub fn row(&mut self, cells: &[String]) -> io::Result<()> {
+        self.row_with("", cells)
     }
 
     /// A row with attributes (` id="..."`, ` data-...`).
-    pub fn row_with(&mut self, attrs: &str, cells: &[String]) {
-        self.out.push_str(&format!("<tr{attrs}>"));
+    pub fn row_with(&mut self, attrs: &str, cells: &[String]) -> io::Result<()> {
+        write!(self.out, "<tr{attrs}>")?;
         for c in cells {
-            self.out.push_str(c);
+            self.out.write_all(c.as_bytes())?;
         }
-        self.out.push_str("</tr>");
-        self.rows += 1;
+        self.out.write_all(b"</tr>")
     }
 
-    pub fn finish(mut self) -> String {
-        self.out.push_str("</tbody></table></div>");
-        self.out
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.rows == 0
+    pub fn finish(self) -> io::Result<()> {
+        self.out.write_all(b"</tbody></table></div>")
     }
 }
 
@@ -186,8 +190,13 @@ pub fn text(t: &str) -> String {
 }
 
 /// A key name cell, redis-cli quoted, escaped.
-pub fn key(record: &Value) -> String {
-    format!("<td class=\"key\"><code>{}</code></td>", html(&key_text(record)))
+pub fn key(name: &rdblens_summary::KeyName) -> String {
+    code_cell(&crate::escape::key_text(name))
+}
+
+/// A cell of code (a key, a namespace), escaped.
+pub fn code_cell(t: &str) -> String {
+    format!("<td class=\"key\"><code>{}</code></td>", html(t))
 }
 
 /// A share of a whole as a bar with its percentage.
@@ -203,16 +212,35 @@ pub fn bar(part: u64, whole: u64) -> String {
     )
 }
 
-/// A section with its heading and a one-line explanation.
-pub fn section(id: &str, title: &str, intro: &str, body: &str) -> String {
-    format!(
-        "<section id=\"{id}\"><h2>{title}</h2>{}{body}</section>\n",
-        if intro.is_empty() {
-            String::new()
-        } else {
-            format!("<p class=\"intro\">{intro}</p>")
-        }
-    )
+/// A section with its heading and a one-line explanation, `body` written
+/// between them and its end.
+pub fn section(
+    out: &mut dyn Write,
+    id: &str,
+    title: &str,
+    intro: &str,
+    body: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
+    write!(out, "<section id=\"{id}\"><h2>{title}</h2>")?;
+    if !intro.is_empty() {
+        write!(out, "<p class=\"intro\">{intro}</p>")?;
+    }
+    body(out)?;
+    out.write_all(b"</section>\n")
+}
+
+/// A part of the page: a section written by `render` under `label` in
+/// the navigation bar.
+pub fn part<'a>(
+    id: &'static str,
+    label: &'static str,
+    render: impl FnOnce(&mut dyn Write) -> io::Result<()> + 'a,
+) -> Part<'a> {
+    Part {
+        id,
+        label,
+        render: Box::new(render),
+    }
 }
 
 /// A headline figure; `id` lets tests and readers find it.
@@ -231,6 +259,17 @@ mod tests {
     #[test]
     fn fill_is_one_pass() {
         let t = "a{{x}}b{{y}}c{{unknown}}";
-        assert_eq!(fill(t, &[("x", "{{y}}"), ("y", "Y")]), "a{{y}}bYc{{unknown}}");
+        let mut out = Vec::new();
+        fill(t, &mut out, |name, out| {
+            let v: &[u8] = match name {
+                "x" => b"{{y}}",
+                "y" => b"Y",
+                _ => return Ok(false),
+            };
+            out.write_all(v)?;
+            Ok(true)
+        })
+        .unwrap(); // ok: unit test
+        assert_eq!(String::from_utf8(out).unwrap(), "a{{y}}bYc{{unknown}}"); // ok: unit test
     }
 }

@@ -1,17 +1,24 @@
-//! Value sizes per type (the JSON's `value_sizes`, section `bigkeys`):
+//! Value sizes per type (the model's `value_sizes`, section `bigkeys`):
 //! p50/p90/p99/max of memory, length and largest element, as the table
 //! report shows them below its top lists.
 
-use serde_json::Value;
+use std::io::{self, Write};
 
-use crate::page::{bytes_cell, count_cell, s, text, u, Col, Table};
+use rdblens_report::model::Percentiles;
+use rdblens_report::ReportJson;
+
+use crate::page::{bytes_cell, count_cell, text, Col, Table};
 
 /// Per type, one row per figure (memory; elements, or a string's bytes;
-/// largest element), the type and its keys on the first; `None` when the
-/// document has no `value_sizes` (section `bigkeys` not shown).
-pub fn value_sizes(d: &Value) -> Option<String> {
-    let sizes = d.get("value_sizes")?.as_array()?;
+/// largest element), the type and its keys on the first; nothing when the
+/// model has no value sizes (section `bigkeys` not shown, or no key).
+pub fn value_sizes(m: &ReportJson<'_>, w: &mut dyn Write) -> io::Result<()> {
+    let Some(sizes) = m.value_sizes.as_ref().filter(|s| !s.is_empty()) else {
+        return Ok(());
+    };
+    w.write_all(b"<h3>Value sizes per type (p50 / p90 / p99 within 1/64, max exact)</h3>")?;
     let mut t = Table::new(
+        w,
         "value-sizes",
         &[
             Col("type", false),
@@ -24,24 +31,21 @@ pub fn value_sizes(d: &Value) -> Option<String> {
         ],
         false,
         false,
-    );
+    )?;
     for v in sizes {
-        let type_name = s(v, "type");
-        let string = type_name == "string";
-        let figures = [
-            ("memory", "memory", true),
-            ("length", if string { "bytes" } else { "elements" }, string),
-            ("largest_element", "largest element", true),
+        let string = v.type_name == "string";
+        // Strings have no largest element.
+        let figures: [(Option<&Percentiles>, &str, bool); 3] = [
+            (Some(&v.memory), "memory", true),
+            (Some(&v.length), if string { "bytes" } else { "elements" }, string),
+            (v.largest_element.as_ref(), "largest element", true),
         ];
         let mut first = true;
-        for (field, label, in_bytes) in figures {
-            // Strings have no largest element: the JSON leaves it out.
-            let Some(p) = v.get(field).filter(|p| p.is_object()) else {
-                continue;
-            };
+        for (p, label, in_bytes) in figures {
+            let Some(p) = p else { continue };
             let cell = |n: u64| if in_bytes { bytes_cell(n) } else { count_cell(n) };
             let (name, keys) = if first {
-                (text(type_name), count_cell(u(v, "keys")))
+                (text(&v.type_name), count_cell(v.keys))
             } else {
                 (text(""), text(""))
             };
@@ -50,18 +54,12 @@ pub fn value_sizes(d: &Value) -> Option<String> {
                 name,
                 keys,
                 text(label),
-                cell(u(p, "p50")),
-                cell(u(p, "p90")),
-                cell(u(p, "p99")),
-                cell(u(p, "max")),
-            ]);
+                cell(p.p50),
+                cell(p.p90),
+                cell(p.p99),
+                cell(p.max),
+            ])?;
         }
     }
-    if t.is_empty() {
-        return None;
-    }
-    Some(format!(
-        "<h3>Value sizes per type (p50 / p90 / p99 within 1/64, max exact)</h3>{}",
-        t.finish()
-    ))
+    t.finish()
 }

@@ -7,7 +7,7 @@
 //! A report is built once into a model ([`model::ReportJson`]: every
 //! figure, list and cluster it shows, and the audit, run once), then
 //! rendered by [`table`], [`json`] or [`prometheus`] (and by rdblens-html
-//! from the JSON);
+//! from the same typed model);
 //! the renderers read the model only, so they cannot disagree. The diff of
 //! two summaries works the same way ([`diff`]).
 //!

@@ -144,14 +144,23 @@ pub fn run(args: &DiffArgs, opts: &Options, report_opts: ReportOptions) -> Resul
         width: crate::output::stdout_width(to_file),
         ..report_opts
     };
-    let text = match args.format.unwrap_or(Format::Table) {
-        Format::Json => rdblens_report::diff::to_json(&old.summary, &new.summary, &report_opts)
-            .context("cannot serialize the diff")
-            .map_err(SummaryError::Input)?,
-        Format::Table => rdblens_report::diff::to_table(&old.summary, &new.summary, &report_opts),
-        Format::Html => rdblens_html::diff(&old.summary, &new.summary, &report_opts)
-            .context("cannot serialize the diff")
-            .map_err(SummaryError::Input)?,
+    let output = args.output.as_deref();
+    let written = match args.format.unwrap_or(Format::Table) {
+        Format::Json => {
+            let text = rdblens_report::diff::to_json(&old.summary, &new.summary, &report_opts)
+                .context("cannot serialize the diff")
+                .map_err(SummaryError::Input)?;
+            write_text(output, &text)
+        }
+        Format::Table => write_text(
+            output,
+            &rdblens_report::diff::to_table(&old.summary, &new.summary, &report_opts),
+        ),
+        // The page goes to the output as it renders, never held whole.
+        Format::Html => {
+            let model = rdblens_report::diff::build(&old.summary, &new.summary, &report_opts);
+            crate::output::write_with(output, |w| rdblens_html::write_diff(&model, w))
+        }
         // Refused by `prepare`.
         Format::Prometheus => {
             return Err(SummaryError::Input(anyhow::anyhow!(
@@ -159,7 +168,7 @@ pub fn run(args: &DiffArgs, opts: &Options, report_opts: ReportOptions) -> Resul
             )))
         }
     };
-    write_text(args.output.as_deref(), &text).map_err(|e| SummaryError::Input(e.into()))?;
+    written.map_err(|e| SummaryError::Input(e.into()))?;
     let growth_alerts = match &report_opts.growth {
         Some(limits) => growth_alerts(&old.summary, &new.summary, limits),
         None => Vec::new(),

@@ -335,8 +335,8 @@ pub fn strict_check(summary: &Summary) -> Result<()> {
 }
 
 /// Renders the report (tables fit the terminal when standard output is
-/// one) and writes it to `output` (or standard output); JSON goes to the
-/// output as it is serialized, never held whole in memory. Returns the
+/// one) and writes it to `output` (or standard output); JSON and HTML go
+/// to the output as they are rendered, never held whole in memory. Returns the
 /// audit: built once into one model, the audit run once when a section
 /// shows it or `fail_on` will read it.
 pub fn write_report(
@@ -354,7 +354,7 @@ pub fn write_report(
     match format {
         Format::Json => crate::output::write_with(output, |w| rdblens_report::json::write(&model, w))?,
         Format::Table => crate::output::write_text(output, &rdblens_report::table::render(&model))?,
-        Format::Html => crate::output::write_text(output, &rdblens_html::report_page(&model)?)?,
+        Format::Html => crate::output::write_with(output, |w| rdblens_html::write_report(&model, w))?,
         Format::Prometheus => crate::output::write_text(
             output,
             &rdblens_report::prometheus::render(&model, &model.options.metrics),

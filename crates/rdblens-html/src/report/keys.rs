@@ -2,13 +2,17 @@
 //! miss their compact encoding by a little (encoding limits), and the
 //! key-name statistics.
 
-use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+use std::io::{self, Write};
 
-use crate::escape::{html, key_bytes, key_text};
-use crate::page::{arr, bar, bytes_cell, count, count_cell, i, key, num, s, section, text, u, Col, Table};
+use rdblens_report::ReportJson;
+use rdblens_summary::acc::top::KeyRecord;
 
-fn ttl_cell(record: &Value, now_ms: i64) -> String {
-    match record.get("expiry_ms").and_then(Value::as_i64) {
+use crate::escape::{html, key_text};
+use crate::page::{bar, bytes_cell, count, count_cell, key, num, part, section, text, Col, Part, Table};
+
+fn ttl_cell(record: &KeyRecord, now_ms: i64) -> String {
+    match record.expiry_ms {
         Some(at) => num(at, &rdblens_report::format::duration(at.saturating_sub(now_ms))),
         None => num(-1, "-"),
     }
@@ -16,8 +20,8 @@ fn ttl_cell(record: &Value, now_ms: i64) -> String {
 
 /// The TTL cell of keys alike: their TTL when they share it, else the
 /// shortest to the longest (sorted by the shortest).
-fn ttl_range_cell(records: &[&Value], now_ms: i64) -> String {
-    let expiry = |r: &&Value| r.get("expiry_ms").and_then(Value::as_i64);
+fn ttl_range_cell(records: &[&KeyRecord], now_ms: i64) -> String {
+    let expiry = |r: &&KeyRecord| r.expiry_ms;
     let (first, last) = (records.iter().map(expiry).min(), records.iter().map(expiry).max());
     match (first, last) {
         (Some(Some(a)), Some(Some(b))) if a != b => num(
@@ -36,30 +40,41 @@ fn ttl_range_cell(records: &[&Value], now_ms: i64) -> String {
                 rdblens_report::format::duration(b.saturating_sub(now_ms))
             ),
         ),
-        _ => ttl_cell(records[0], now_ms),
+        _ => match records.first() {
+            Some(r) => ttl_cell(r, now_ms),
+            None => num(-1, "-"),
+        },
     }
 }
 
 /// A table of key records, one row each.
-pub(super) fn key_table(id: &str, records: &[&Value], now_ms: i64, filter: bool) -> String {
-    let rows: Vec<Vec<&Value>> = records.iter().map(|r| vec![*r]).collect();
-    rows_table(id, &rows, None, now_ms, filter)
+pub(super) fn key_table(
+    w: &mut dyn Write,
+    id: &str,
+    records: &[std::sync::Arc<KeyRecord>],
+    now_ms: i64,
+    filter: bool,
+) -> io::Result<()> {
+    let rows: Vec<Vec<&KeyRecord>> = records.iter().map(|r| vec![&**r]).collect();
+    rows_table(w, id, &rows, None, now_ms, filter)
 }
 
 /// The glob naming a row of keys alike, from its first key.
-type GlobOf<'a> = dyn Fn(&Value) -> Option<String> + 'a;
+type GlobOf<'a> = dyn Fn(&KeyRecord) -> Option<String> + 'a;
 
 /// A table of rows of one key or of keys alike (the same database,
 /// namespace, type, encoding and figures); `alike` gives the glob a row of
 /// several keys is named by.
 fn rows_table(
+    w: &mut dyn Write,
     id: &str,
-    rows: &[Vec<&Value>],
+    rows: &[Vec<&KeyRecord>],
     alike: Option<&GlobOf<'_>>,
     now_ms: i64,
     filter: bool,
-) -> String {
+) -> io::Result<()> {
     let mut t = Table::new(
+        w,
         id,
         &[
             Col("#", true),
@@ -75,32 +90,32 @@ fn rows_table(
         ],
         true,
         filter,
-    );
+    )?;
     for (n, keys) in rows.iter().enumerate() {
-        let r = keys[0];
+        let Some(&r) = keys.first() else { continue };
         let (key_cell, ttl) = match (keys.len(), alike.and_then(|f| f(r))) {
             (many @ 2.., Some(glob)) => (
                 format!(
                     "<td class=\"key\" data-keys=\"{many}\">{many} keys like <code>{}</code>, e.g. <code>{}</code></td>",
                     html(&glob),
-                    html(&key_text(r))
+                    html(&key_text(&r.key))
                 ),
                 ttl_range_cell(keys, now_ms),
             ),
-            _ => (key(r), ttl_cell(r, now_ms)),
+            _ => (key(&r.key), ttl_cell(r, now_ms)),
         };
         t.row(&[
             num(n + 1, &(n + 1).to_string()),
-            num(u(r, "db"), &u(r, "db").to_string()),
+            num(r.db, &r.db.to_string()),
             key_cell,
-            text(s(r, "type")),
-            text(s(r, "encoding")),
-            count_cell(u(r, "elements")),
-            bytes_cell(u(r, "memory")),
-            bytes_cell(u(r, "serialized_bytes")),
-            bytes_cell(u(r, "max_element_len")),
+            text(&r.type_name),
+            text(&r.encoding),
+            count_cell(r.elements),
+            bytes_cell(r.memory),
+            bytes_cell(r.serialized_bytes),
+            bytes_cell(r.max_element_len),
             ttl,
-        ]);
+        ])?;
     }
     t.finish()
 }
@@ -118,33 +133,33 @@ fn namespace(key: &[u8], separator: u8, depth: usize) -> Option<&[u8]> {
     Some(&key[..cut])
 }
 
+/// What makes keys alike: namespace, database, type, encoding and figures.
+type Alike<'r> = (&'r [u8], u64, &'r str, &'r str, [u64; 4]);
+
 /// The top lists as rows: a key in several lists is one row, and keys
 /// alike (the same database, namespace, type, encoding, elements, memory,
 /// serialized size and largest element: 25 `feed:*` strings of 456 B) are
 /// one row, where the first of them is.
-fn top_rows(d: &Value, separator: u8, depth: usize) -> Vec<Vec<&Value>> {
-    let top = &d["top_keys"];
-    let mut seen = std::collections::HashSet::new();
-    let mut rows: Vec<Vec<&Value>> = Vec::new();
-    let mut groups: std::collections::HashMap<_, usize> = std::collections::HashMap::new();
-    for list in ["by_memory", "by_serialized", "by_elements"] {
-        for r in arr(top, list) {
-            if !seen.insert((u(r, "db"), key_text(r))) {
+fn top_rows<'r>(
+    lists: [&'r [std::sync::Arc<KeyRecord>]; 3],
+    separator: u8,
+    depth: usize,
+) -> Vec<Vec<&'r KeyRecord>> {
+    let mut seen: HashSet<(u64, &[u8])> = HashSet::new();
+    let mut rows: Vec<Vec<&KeyRecord>> = Vec::new();
+    let mut groups: HashMap<Alike<'r>, usize> = HashMap::new();
+    for list in lists {
+        for r in list {
+            if !seen.insert((r.db, r.key.as_bytes())) {
                 continue;
             }
-            let name = key_bytes(r).unwrap_or_default();
-            let alike = namespace(&name, separator, depth).map(|ns| {
+            let alike = namespace(r.key.as_bytes(), separator, depth).map(|ns| {
                 (
-                    ns.to_vec(),
-                    u(r, "db"),
-                    s(r, "type"),
-                    s(r, "encoding"),
-                    [
-                        u(r, "elements"),
-                        u(r, "memory"),
-                        u(r, "serialized_bytes"),
-                        u(r, "max_element_len"),
-                    ],
+                    ns,
+                    r.db,
+                    r.type_name.as_str(),
+                    r.encoding.as_str(),
+                    [r.elements, r.memory, r.serialized_bytes, r.max_element_len],
                 )
             });
             match alike.as_ref().and_then(|a| groups.get(a)) {
@@ -161,163 +176,163 @@ fn top_rows(d: &Value, separator: u8, depth: usize) -> Vec<Vec<&Value>> {
     rows
 }
 
-pub(super) fn top_keys(d: &Value) -> Option<String> {
-    let top = d.get("top_keys")?;
-    // The three top lists as one table: sorted by a column, its first rows
-    // are that column's top list (a key big enough for one list is in it).
-    let prefixes = d.get("prefixes");
-    let separator = prefixes
-        .map(|p| s(p, "separator").as_bytes())
-        .and_then(|b| (b.len() == 1).then(|| b[0]))
-        .unwrap_or(b':');
-    let depth = prefixes.map(|p| u(p, "depth")).unwrap_or(1) as usize;
-    let rows = top_rows(d, separator, depth);
-    let glob = |r: &Value| {
-        let name = key_bytes(r)?;
-        let mut pattern = namespace(&name, separator, depth)?.to_vec();
-        pattern.extend_from_slice(&[separator, b'*']);
-        Some(rdblens_report::format::quote_key(&pattern))
-    };
-    let n = arr(top, "by_memory").len();
-    let mut body = rows_table("top-keys", &rows, Some(&glob), i(d, "now_ms"), true);
-    if let Some(sizes) = crate::sizes::value_sizes(d) {
-        body.push_str(&sizes);
-    }
-    let alike = if rows.iter().any(|r| r.len() > 1) {
-        " Keys alike (the same database, namespace, type, encoding and figures) share one row."
-    } else {
-        ""
-    };
-    Some(section(
-        "bigkeys",
-        "Top keys",
-        &format!(
-            "The biggest keys by estimated memory, serialized size and element count (top {n} of each, in one table). Click a column to sort by it; type to filter.{alike}"
-        ),
-        &body,
-    ))
+pub(super) fn top_keys<'a>(m: &'a ReportJson<'a>) -> Option<Part<'a>> {
+    let top = m.top_keys.as_ref()?;
+    Some(part("bigkeys", "Top keys", move |w| {
+        // The three top lists as one table: sorted by a column, its first rows
+        // are that column's top list (a key big enough for one list is in it).
+        let separator = m
+            .prefixes
+            .as_ref()
+            .map(|p| p.separator.as_bytes())
+            .and_then(|b| (b.len() == 1).then(|| b[0]))
+            .unwrap_or(b':');
+        let depth = m.prefixes.as_ref().map_or(1, |p| p.depth);
+        let rows = top_rows(
+            [top.by_memory, top.by_serialized, top.by_elements],
+            separator,
+            depth,
+        );
+        let glob = |r: &KeyRecord| {
+            let mut pattern = namespace(r.key.as_bytes(), separator, depth)?.to_vec();
+            pattern.extend_from_slice(&[separator, b'*']);
+            Some(rdblens_report::format::quote_key(&pattern))
+        };
+        let n = top.by_memory.len();
+        let alike = if rows.iter().any(|r| r.len() > 1) {
+            " Keys alike (the same database, namespace, type, encoding and figures) share one row."
+        } else {
+            ""
+        };
+        section(
+            w,
+            "bigkeys",
+            "Top keys",
+            &format!(
+                "The biggest keys by estimated memory, serialized size and element count (top {n} of each, in one table). Click a column to sort by it; type to filter.{alike}"
+            ),
+            |w| {
+                rows_table(w, "top-keys", &rows, Some(&glob), m.now_ms, true)?;
+                crate::sizes::value_sizes(m, w)
+            },
+        )
+    }))
 }
 
-pub(super) fn limits(d: &Value) -> Option<String> {
-    let limits = d.get("limits")?;
-    let rows = limits.as_array()?;
-    if rows.is_empty() {
-        return Some(section(
+pub(super) fn limits<'a>(m: &'a ReportJson<'a>) -> Option<Part<'a>> {
+    let rows = m.limits.as_ref()?;
+    Some(part("limits", "Encoding limits", move |w| {
+        if rows.is_empty() {
+            return section(
+                w,
+                "limits",
+                "Compact-encoding limits",
+                "No key is over or near a compact-encoding limit (listpack, intset) of the target server.",
+                |_| Ok(()),
+            );
+        }
+        section(
+            w,
             "limits",
             "Compact-encoding limits",
-            "No key is over or near a compact-encoding limit (listpack, intset) of the target server.",
-            "",
-        ));
-    }
-    let mut t = Table::new(
-        "limit-table",
-        &[
-            Col("limit", false),
-            Col("threshold", true),
-            Col("keys over", true),
-            Col("their memory", true),
-            Col("savings if compact", true),
-            Col("keys near", true),
-            Col("their memory", true),
-            Col("example", false),
-        ],
-        true,
-        false,
-    );
-    for l in rows {
-        let example = arr(l, "over_examples")
-            .first()
-            .map(|r| format!("<td class=\"key\"><code>{}</code></td>", html(&key_text(r))))
-            .unwrap_or_else(|| text(""));
-        t.row(&[
-            format!("<td><code>{}</code></td>", html(s(l, "limit"))),
-            count_cell(u(l, "threshold")),
-            count_cell(u(l, "over_keys")),
-            bytes_cell(u(l, "over_memory")),
-            bytes_cell(u(l, "over_savings")),
-            count_cell(u(l, "near_keys")),
-            bytes_cell(u(l, "near_memory")),
-            example,
-        ]);
-    }
-    Some(section(
-        "limits",
-        "Compact-encoding limits",
-        "Keys over a limit use the big encoding; savings is what raising the limit past them would save.",
-        &t.finish(),
-    ))
+            "Keys over a limit use the big encoding; savings is what raising the limit past them would save.",
+            |w| {
+                let mut t = Table::new(
+                    w,
+                    "limit-table",
+                    &[
+                        Col("limit", false),
+                        Col("threshold", true),
+                        Col("keys over", true),
+                        Col("their memory", true),
+                        Col("savings if compact", true),
+                        Col("keys near", true),
+                        Col("their memory", true),
+                        Col("example", false),
+                    ],
+                    true,
+                    false,
+                )?;
+                for l in rows {
+                    let example = l.over_examples.first().map_or_else(|| text(""), |r| key(&r.key));
+                    t.row(&[
+                        format!("<td><code>{}</code></td>", html(&l.limit)),
+                        count_cell(l.threshold),
+                        count_cell(l.over_keys),
+                        bytes_cell(l.over_memory),
+                        bytes_cell(l.over_savings),
+                        count_cell(l.near_keys),
+                        bytes_cell(l.near_memory),
+                        example,
+                    ])?;
+                }
+                t.finish()
+            },
+        )
+    }))
 }
 
-pub(super) fn key_names(d: &Value) -> Option<String> {
-    let k = d.get("key_names")?;
-    let opt = |f: &str| {
-        k.get(f)
-            .and_then(Value::as_u64)
-            .map(count)
-            .unwrap_or_else(|| "-".into())
-    };
-    let mut out = format!(
-        "<p class=\"facts\">{} keys; name length min {}, median {}, p90 {}, p99 {}, max {} bytes.</p>",
-        count(u(k, "keys")),
-        opt("min"),
-        opt("p50"),
-        opt("p90"),
-        opt("p99"),
-        opt("max")
-    );
-    let mut t = Table::new(
-        "name-lengths",
-        &[
-            Col("length from (bytes)", true),
-            Col("keys", true),
-            Col("share", true),
-        ],
-        false,
-        false,
-    );
-    for b in arr(k, "histogram") {
-        t.row(&[
-            count_cell(u(b, "from")),
-            count_cell(u(b, "keys")),
-            bar(u(b, "keys"), u(k, "keys")),
-        ]);
-    }
-    out.push_str(&t.finish());
-    let problems = arr(k, "problems");
-    out.push_str("<h3>Naming problems</h3>");
-    if problems.is_empty() {
-        out.push_str("<p>None found.</p>");
-    } else {
-        let mut p = Table::new(
-            "name-problems",
-            &[
-                Col("problem", false),
-                Col("keys", true),
-                Col("memory", true),
-                Col("examples", false),
-            ],
-            false,
-            false,
-        );
-        for pr in problems {
-            let examples: Vec<String> = arr(pr, "examples")
-                .iter()
-                .take(3)
-                .map(|e| format!("<code>{}</code>", html(&key_text(e))))
-                .collect();
-            p.row(&[
-                text(
-                    &pr["id"]
-                        .as_str()
-                        .map(str::to_string)
-                        .unwrap_or_else(|| pr["id"].to_string()),
-                ),
-                count_cell(u(pr, "keys")),
-                bytes_cell(u(pr, "memory")),
-                format!("<td class=\"key\">{}</td>", examples.join(" ")),
-            ]);
-        }
-        out.push_str(&p.finish());
-    }
-    Some(section("keynames", "Key names", "", &out))
+pub(super) fn key_names<'a>(m: &'a ReportJson<'a>) -> Option<Part<'a>> {
+    let k = m.key_names.as_ref()?;
+    Some(part("keynames", "Key names", move |w| {
+        section(w, "keynames", "Key names", "", |w| {
+            let opt = |n: Option<u64>| n.map(count).unwrap_or_else(|| "-".into());
+            write!(
+                w,
+                "<p class=\"facts\">{} keys; name length min {}, median {}, p90 {}, p99 {}, max {} bytes.</p>",
+                count(k.keys),
+                opt(k.min),
+                opt(k.p50),
+                opt(k.p90),
+                opt(k.p99),
+                opt(k.max)
+            )?;
+            let mut t = Table::new(
+                w,
+                "name-lengths",
+                &[
+                    Col("length from (bytes)", true),
+                    Col("keys", true),
+                    Col("share", true),
+                ],
+                false,
+                false,
+            )?;
+            for b in &k.histogram {
+                t.row(&[count_cell(b.from), count_cell(b.keys), bar(b.keys, k.keys)])?;
+            }
+            t.finish()?;
+            w.write_all(b"<h3>Naming problems</h3>")?;
+            if k.problems.is_empty() {
+                return w.write_all(b"<p>None found.</p>");
+            }
+            let mut p = Table::new(
+                w,
+                "name-problems",
+                &[
+                    Col("problem", false),
+                    Col("keys", true),
+                    Col("memory", true),
+                    Col("examples", false),
+                ],
+                false,
+                false,
+            )?;
+            for pr in &k.problems {
+                let examples: Vec<String> = pr
+                    .examples
+                    .iter()
+                    .take(3)
+                    .map(|e| format!("<code>{}</code>", html(&key_text(e))))
+                    .collect();
+                p.row(&[
+                    text(crate::names::problem(pr.id)),
+                    count_cell(pr.keys),
+                    bytes_cell(pr.memory),
+                    format!("<td class=\"key\">{}</td>", examples.join(" ")),
+                ])?;
+            }
+            p.finish()
+        })
+    }))
 }

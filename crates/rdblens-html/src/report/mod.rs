@@ -1,12 +1,17 @@
-//! The report page (`report` and `merge`): every section of the JSON
-//! report, as tables rendered here (readable without JavaScript and in
-//! print) and as charts the script draws from the same document.
+//! The report page (`report` and `merge`): every section of the report
+//! model, as tables rendered here (readable without JavaScript and in
+//! print) and as charts the script draws from the same model.
 
-use serde_json::{json, Value};
+use std::io::{self, Write};
 
-use crate::escape::{html, key_text};
+use rdblens_report::model::Group;
+use rdblens_report::ReportJson;
+use rdblens_summary::{Checksum, FileInfo};
+use serde::Serialize;
+
+use crate::escape::{html, key_text, script_json};
 use crate::page::{
-    arr, bar, bytes, bytes_cell, card, count, count_cell, i, percent, s, section, text, u, Col, Page, Table,
+    bar, bytes, bytes_cell, card, count, count_cell, part, percent, section, text, Col, Page, Part, Table,
 };
 
 mod expiry;
@@ -15,123 +20,140 @@ mod keys;
 mod namespaces;
 mod shards;
 
-pub use expiry::fine_expiry;
-use expiry::{access, expiry, ttl};
+use expiry::{access, expiry, fine_expiry, ttl, ExpiryData};
 use findings::findings;
 use keys::{key_names, limits, top_keys};
-use namespaces::{namespaces, treemap_data};
+use namespaces::{namespaces, treemap_data, TreemapData};
 use shards::{shards, slots};
 
-/// The page for a JSON report `d`; `fine_expiry` is the expiry histogram at
-/// the finest width up to `expiry::TIMELINE_BUCKETS` buckets (`[start_ms, keys,
-/// memory]`), for zooming in below the report's bucket.
-pub fn page(d: &Value, fine_expiry: Value) -> Page {
-    let mut nav = vec![("overview", "Overview")];
-    let mut body = String::new();
-    body.push_str(&overview(d));
-    let mut add = |id: &'static str, label: &'static str, html: Option<String>| {
-        if let Some(h) = html {
-            nav.push((id, label));
-            body.push_str(&h);
-        }
-    };
-    add("shards", "Shards", shards(d));
-    add("namespaces", "Namespaces", namespaces(d));
-    add("memory", "Memory", memory(d));
-    add("bigkeys", "Top keys", top_keys(d));
-    add("expiry", "Expiry", expiry(d));
-    add("findings", "Findings", findings(d));
-    add("plans", "Split plans", crate::plans::plans(d));
-    add("limits", "Encoding limits", limits(d));
-    add("ttl", "TTL", ttl(d));
-    add("keynames", "Key names", key_names(d));
-    add("slots", "Slots", slots(d));
-    add("access", "LRU/LFU", access(d));
-    let files = arr(d, "files");
-    let subtitle = match files {
-        [f] => s(f, "path").to_string(),
-        fs => format!("{} files", fs.len()),
-    };
-    let data = json!({
-        "namespaces": d.get("prefixes").map(treemap_data),
-        "expiry": d.get("expiry").map(|e| json!({
-            "bucket_ms": i(e, "bucket_ms"),
-            "stored_resolution_ms": i(e, "stored_resolution_ms"),
-            "buckets": fine_expiry,
-            "clusters": arr(e, "clusters").iter().map(|c| json!([i(c, "start_ms"), i(c, "end_ms"), u(c, "keys")])).collect::<Vec<_>>(),
-        })),
-    });
-    Page {
-        title: "rdblens report".into(),
-        subtitle,
-        nav,
-        body,
-        data,
-    }
+/// What the script draws the charts from (fields in name order, as the
+/// page has always written them).
+#[derive(Serialize)]
+struct ChartData {
+    expiry: Option<ExpiryData>,
+    namespaces: Option<TreemapData>,
 }
 
-fn overview(d: &Value) -> String {
-    let t = &d["totals"];
-    let mut out = String::from("<div class=\"cards\">");
-    out.push_str(&card(
-        "total-keys",
-        "Keys",
-        u(t, "keys"),
-        &count(u(t, "keys")),
-        "",
-    ));
-    out.push_str(&card(
-        "total-memory",
-        "Estimated memory",
-        u(t, "memory"),
-        &bytes(u(t, "memory")),
-        &format!("+{} keyspace overhead", bytes(u(t, "keyspace_overhead"))),
-    ));
-    if let Some(used) = d.get("used_memory").filter(|v| v.is_object()) {
-        let files = arr(d, "files");
-        let saved = match files {
-            [f] => f["aux"]["used-mem"].as_str().and_then(|v| v.parse::<u64>().ok()),
+/// The page of the report model `m`: its sections (each written when the
+/// page reaches it) and the charts' data.
+pub fn page<'a>(m: &'a ReportJson<'a>) -> io::Result<Page<'a>> {
+    let mut sections = vec![part("overview", "Overview", move |w| overview(m, w))];
+    sections.extend(
+        [
+            shards(m),
+            namespaces(m),
+            Some(memory(m)),
+            top_keys(m),
+            expiry(m),
+            findings(m),
+            crate::plans::plans(m),
+            limits(m),
+            ttl(m),
+            key_names(m),
+            slots(m),
+            access(m),
+        ]
+        .into_iter()
+        .flatten(),
+    );
+    let subtitle = match &m.files[..] {
+        [f] => f.path.clone(),
+        fs => format!("{} files", fs.len()),
+    };
+    let data = ChartData {
+        expiry: m.expiry.as_ref().map(|e| ExpiryData {
+            bucket_ms: e.bucket_ms,
+            buckets: fine_expiry(e),
+            clusters: e
+                .clusters
+                .iter()
+                .map(|c| (c.start_ms, c.end_ms, c.keys))
+                .collect(),
+            stored_resolution_ms: e.stored_resolution_ms,
+        }),
+        namespaces: m.prefixes.as_ref().map(treemap_data),
+    };
+    Ok(Page {
+        title: "rdblens report",
+        subtitle,
+        sections,
+        data: script_json(&data)?,
+    })
+}
+
+fn overview(m: &ReportJson<'_>, w: &mut dyn Write) -> io::Result<()> {
+    section(w, "overview", "Overview", "", |w| overview_body(m, w))
+}
+
+fn overview_body(m: &ReportJson<'_>, w: &mut dyn Write) -> io::Result<()> {
+    let t = m.totals;
+    w.write_all(b"<div class=\"cards\">")?;
+    w.write_all(card("total-keys", "Keys", t.keys, &count(t.keys), "").as_bytes())?;
+    w.write_all(
+        card(
+            "total-memory",
+            "Estimated memory",
+            t.memory,
+            &bytes(t.memory),
+            &format!("+{} keyspace overhead", bytes(t.keyspace_overhead)),
+        )
+        .as_bytes(),
+    )?;
+    if let Some(used) = &m.used_memory {
+        let saved = match &m.files[..] {
+            [f] => aux(f, "used-mem").parse::<u64>().ok(),
             _ => None,
         };
-        let note = match (saved, files.len()) {
+        let note = match (saved, m.files.len()) {
             (Some(saved), _) => format!("once loaded; used-mem when saved: {}", bytes(saved)),
             (None, 1) => "once loaded".to_string(),
             (None, n) => format!("once loaded, {n} servers together"),
         };
-        out.push_str(&card(
-            "used-memory",
-            "Predicted used_memory",
-            u(used, "predicted"),
-            &bytes(u(used, "predicted")),
-            &note,
-        ));
+        w.write_all(
+            card(
+                "used-memory",
+                "Predicted used_memory",
+                used.predicted,
+                &bytes(used.predicted),
+                &note,
+            )
+            .as_bytes(),
+        )?;
     }
-    out.push_str(&card(
-        "expiring-keys",
-        "Keys with a TTL",
-        u(t, "keys_with_expiry"),
-        &count(u(t, "keys_with_expiry")),
-        &percent(u(t, "keys_with_expiry"), u(t, "keys")),
-    ));
-    out.push_str(&card(
-        "serialized",
-        "Serialized",
-        u(t, "serialized_bytes"),
-        &bytes(u(t, "serialized_bytes")),
-        "as stored in the file",
-    ));
-    if let Some(biggest) = arr(d.get("top_keys").unwrap_or(&Value::Null), "by_memory").first() {
-        out.push_str(&format!(
+    w.write_all(
+        card(
+            "expiring-keys",
+            "Keys with a TTL",
+            t.keys_with_expiry,
+            &count(t.keys_with_expiry),
+            &percent(t.keys_with_expiry, t.keys),
+        )
+        .as_bytes(),
+    )?;
+    w.write_all(
+        card(
+            "serialized",
+            "Serialized",
+            t.serialized_bytes,
+            &bytes(t.serialized_bytes),
+            "as stored in the file",
+        )
+        .as_bytes(),
+    )?;
+    if let Some(biggest) = m.top_keys.as_ref().and_then(|top| top.by_memory.first()) {
+        write!(
+            w,
             "<div class=\"card\"><div class=\"label\">Biggest key</div><div class=\"value key\"><code id=\"biggest-key\">{}</code></div><div class=\"note\">{} · {} {}</div></div>",
-            html(&key_text(biggest)),
-            bytes(u(biggest, "memory")),
-            html(s(biggest, "type")),
-            html(s(biggest, "encoding")),
-        ));
+            html(&key_text(&biggest.key)),
+            bytes(biggest.memory),
+            html(&biggest.type_name),
+            html(&biggest.encoding),
+        )?;
     }
-    out.push_str("</div>");
+    w.write_all(b"</div>")?;
 
     let mut files = Table::new(
+        w,
         "files",
         &[
             Col("file", false),
@@ -146,131 +168,148 @@ fn overview(d: &Value) -> String {
         ],
         false,
         false,
-    );
-    for f in arr(d, "files") {
-        let aux = &f["aux"];
-        let ctime = s(aux, "ctime")
+    )?;
+    for f in &m.files {
+        let aux = |name| aux(f, name);
+        let ctime = aux("ctime")
             .parse::<i64>()
             .map(|secs| rdblens_report::format::utc(secs * 1000) + " UTC")
             .unwrap_or_default();
-        let checksum = s(f, "checksum");
+        let checksum = f.checksum.as_str();
         files.row(&[
-            format!("<td class=\"path\">{}</td>", html(s(f, "path"))),
-            bytes_cell(u(f, "size")),
-            text(&format!("{} RDB {}", s(f, "dialect"), u(f, "rdb_version"))),
-            text(if s(aux, "valkey-ver").is_empty() {
-                s(aux, "redis-ver")
+            format!("<td class=\"path\">{}</td>", html(&f.path)),
+            bytes_cell(f.size),
+            text(&format!("{} RDB {}", f.dialect, f.rdb_version)),
+            text(if aux("valkey-ver").is_empty() {
+                aux("redis-ver")
             } else {
-                s(aux, "valkey-ver")
+                aux("valkey-ver")
             }),
             format!(
                 "<td><span class=\"pill {}\">{}</span></td>",
-                pill_class(checksum),
+                pill_class(f.checksum),
                 html(checksum)
             ),
-            text(s(f, "profile")),
-            match f.get("accuracy").filter(|a| !a.is_null()) {
+            text(&f.profile.to_string()),
+            match &f.accuracy {
                 Some(a) => format!(
                     "<td><span class=\"pill {}\">{}</span></td>",
-                    if s(a, "level") == "verified" { "ok" } else { "info" },
-                    html(s(a, "level"))
+                    if a.level == rdblens_memory::AccuracyLevel::Verified {
+                        "ok"
+                    } else {
+                        "info"
+                    },
+                    html(a.level.as_str())
                 ),
                 None => text("-"),
             },
-            count_cell(u(f, "keys")),
+            count_cell(f.keys),
             text(&ctime),
-        ]);
+        ])?;
     }
-    out.push_str(&files.finish());
+    files.finish()?;
 
-    let mut notes = String::new();
+    w.write_all(b"<ul class=\"notes\">")?;
     let mut said: Vec<String> = Vec::new();
-    for f in arr(d, "files") {
+    for f in &m.files {
         // The memory model's assumptions, once per distinct statement.
         for line in [
-            f.get("allocator")
-                .map(|a| format!("Allocator {}", s(a, "description"))),
-            f.get("accuracy")
-                .map(|a| format!("Accuracy: {}", s(a, "statement"))),
+            f.allocator
+                .as_ref()
+                .map(|a| format!("Allocator {}", a.description)),
+            f.accuracy.as_ref().map(|a| format!("Accuracy: {}", a.statement)),
         ]
         .into_iter()
         .flatten()
         {
             if !said.contains(&line) {
-                notes.push_str(&format!("<li>{}</li>", html(&line)));
+                write!(w, "<li>{}</li>", html(&line))?;
                 said.push(line);
             }
         }
-        if let Some(inc) = f.get("incomplete").filter(|v| !v.is_null()) {
-            notes.push_str(&format!(
+        if let Some(inc) = &f.incomplete {
+            write!(
+                w,
                 "<li class=\"crit\">{}: incomplete: {}</li>",
-                html(s(f, "path")),
-                html(s(inc, "message"))
-            ));
+                html(&f.path),
+                html(&inc.message)
+            )?;
         }
-        for w in arr(f, "warnings") {
-            notes.push_str(&format!(
-                "<li class=\"warn\">{}: {}</li>",
-                html(s(f, "path")),
-                html(w.as_str().unwrap_or(""))
-            ));
+        for warning in &f.warnings {
+            write!(w, "<li class=\"warn\">{}: {}</li>", html(&f.path), html(warning))?;
         }
     }
-    let empty = &d["empty_collections"];
-    if u(empty, "keys") > 0 {
-        let named: Vec<String> = arr(empty, "named")
+    let empty = m.empty;
+    if empty.keys > 0 {
+        let named: Vec<String> = empty
+            .named
             .iter()
-            .map(|k| format!("db{} {} ({})", u(k, "db"), key_text(k), s(k, "type")))
+            .map(|k| format!("db{} {} ({})", k.db, key_text(&k.key), k.type_name))
             .collect();
-        let more = u(empty, "keys").saturating_sub(named.len() as u64);
+        let more = empty.keys.saturating_sub(named.len() as u64);
         let more = if more > 0 {
             format!(" and {} more", count(more))
         } else {
             String::new()
         };
-        notes.push_str(&format!(
+        write!(
+            w,
             "<li class=\"warn\">{} empty collections, left out of every figure: a server drops them on load; {}{more}</li>",
-            count(u(empty, "keys")),
+            count(empty.keys),
             html(&named.join(", "))
-        ));
+        )?;
     }
-    if u(d, "damaged_keys") > 0 {
-        notes.push_str(&format!(
+    if m.damaged_keys > 0 {
+        write!(
+            w,
             "<li class=\"crit\">{} keys could not be decoded</li>",
-            count(u(d, "damaged_keys"))
-        ));
-        for dmg in arr(d, "damage") {
-            notes.push_str(&format!("<li class=\"crit\">{}</li>", html(s(dmg, "message"))));
+            count(m.damaged_keys)
+        )?;
+        for damage in m.damage {
+            write!(w, "<li class=\"crit\">{}</li>", html(&damage.message))?;
         }
     }
-    let c = &d["compression"];
-    if u(c, "compressed_values") > 0 {
-        notes.push_str(&format!(
+    let c = m.compression;
+    if c.compressed_values > 0 {
+        write!(
+            w,
             "<li>{} values stored LZF-compressed: {} in the file, {} decompressed</li>",
-            count(u(c, "compressed_values")),
-            bytes(u(c, "stored_bytes")),
-            bytes(u(c, "uncompressed_bytes"))
-        ));
+            count(c.compressed_values),
+            bytes(c.stored_bytes),
+            bytes(c.uncompressed_bytes)
+        )?;
     }
-    notes.push_str(&format!(
-        "<li>TTLs relative to {} UTC</li>",
-        rdblens_report::format::utc(i(d, "now_ms"))
-    ));
-    out.push_str(&format!("<ul class=\"notes\">{notes}</ul>"));
-    section("overview", "Overview", "", &out)
+    write!(
+        w,
+        "<li>TTLs relative to {} UTC</li></ul>",
+        rdblens_report::format::utc(m.now_ms)
+    )
 }
 
-fn pill_class(checksum: &str) -> &'static str {
+/// An AUX field the file was saved with (`ctime`, `redis-ver`...: named
+/// by the RDB format, not by the model), "" when the file has none.
+fn aux<'f>(f: &'f FileInfo, name: &str) -> &'f str {
+    f.aux.get(name).map_or("", String::as_str)
+}
+
+fn pill_class(checksum: Checksum) -> &'static str {
     match checksum {
-        "valid" => "ok",
-        "mismatch" => "crit",
-        _ => "info",
+        Checksum::Valid => "ok",
+        Checksum::Mismatch => "crit",
+        Checksum::Disabled | Checksum::Absent | Checksum::Unknown => "info",
     }
 }
 
-/// A table of groups (`name` + counter fields) with a memory-share bar.
-fn groups(id: &str, label: &'static str, rows: &[Value], total_memory: u64) -> String {
+/// A table of groups (a name and its figures) with a memory-share bar.
+fn groups(
+    w: &mut dyn Write,
+    id: &str,
+    label: &'static str,
+    rows: &[Group<'_>],
+    total_memory: u64,
+) -> io::Result<()> {
     let mut t = Table::new(
+        w,
         id,
         &[
             Col(label, false),
@@ -283,40 +322,51 @@ fn groups(id: &str, label: &'static str, rows: &[Value], total_memory: u64) -> S
         ],
         true,
         false,
-    );
+    )?;
     for g in rows {
+        let c = g.counter;
         t.row(&[
-            text(s(g, "name")),
-            count_cell(u(g, "keys")),
-            count_cell(u(g, "keys_with_expiry")),
-            bytes_cell(u(g, "memory")),
-            bar(u(g, "memory"), total_memory),
-            bytes_cell(u(g, "serialized_bytes")),
-            count_cell(u(g, "elements")),
-        ]);
+            text(&g.name),
+            count_cell(c.keys),
+            count_cell(c.keys_with_expiry),
+            bytes_cell(c.memory),
+            bar(c.memory, total_memory),
+            bytes_cell(c.serialized_bytes),
+            count_cell(c.elements),
+        ])?;
     }
     t.finish()
 }
 
-fn memory(d: &Value) -> Option<String> {
-    let total = u(&d["totals"], "memory");
-    let mut out = String::new();
-    out.push_str("<h3>By type</h3>");
-    out.push_str(&groups("types", "type", arr(d, "types"), total));
-    if d.get("encodings").is_some() {
-        out.push_str("<h3>By encoding (after loading on the target server)</h3>");
-        out.push_str(&groups("encodings", "type encoding", arr(d, "encodings"), total));
-        out.push_str("<h3>By type in the file</h3>");
-        out.push_str(&groups("rdb-types", "rdb type", arr(d, "rdb_types"), total));
-    }
-    if arr(d, "databases").len() > 1 {
-        out.push_str("<h3>By database</h3>");
-        out.push_str(&groups("databases", "db", arr(d, "databases"), total));
-    }
-    Some(section(
-        "memory",
-        "Memory by type and encoding",
-        "Estimated memory is the sum of the keys' MEMORY USAGE on the target server.",
-        &out,
-    ))
+fn memory<'a>(m: &'a ReportJson<'a>) -> Part<'a> {
+    part("memory", "Memory", move |w| {
+        section(
+            w,
+            "memory",
+            "Memory by type and encoding",
+            "Estimated memory is the sum of the keys' MEMORY USAGE on the target server.",
+            |w| {
+                let total = m.totals.memory;
+                w.write_all(b"<h3>By type</h3>")?;
+                groups(w, "types", "type", &m.types, total)?;
+                if let Some(encodings) = &m.encodings {
+                    w.write_all(b"<h3>By encoding (after loading on the target server)</h3>")?;
+                    groups(w, "encodings", "type encoding", encodings, total)?;
+                    w.write_all(b"<h3>By type in the file</h3>")?;
+                    groups(
+                        w,
+                        "rdb-types",
+                        "rdb type",
+                        m.rdb_types.as_deref().unwrap_or_default(),
+                        total,
+                    )?;
+                }
+                if m.databases.len() > 1 {
+                    w.write_all(b"<h3>By database</h3>")?;
+                    groups(w, "databases", "db", &m.databases, total)?;
+                }
+                Ok(())
+            },
+        )
+    })
 }
