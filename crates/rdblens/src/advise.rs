@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use clap::Args;
 use rdblens_summary::Options;
 
@@ -27,8 +27,8 @@ pub struct AdviseArgs {
     #[command(flatten)]
     pub filter: FilterArgs,
     /// Namespace separator.
-    #[arg(long, default_value = ":")]
-    pub separator: String,
+    #[arg(long, default_value = ":", value_parser = crate::common::separator_byte)]
+    pub separator: u8,
     #[command(flatten)]
     pub model: ModelArgs,
     /// Design-rule settings: a TOML rules file (thresholds, caps; docs/audit.md).
@@ -50,10 +50,7 @@ fn options(args: &AdviseArgs) -> Result<Options> {
     let inputs = args.files.iter().chain(&args.model.config).chain(&args.rules);
     crate::output::refuse_input_as_output(args.output.as_deref(), inputs.map(|p| p.as_path()))?;
     crate::output::check_writable(args.output.as_deref())?;
-    let separator = match args.separator.as_bytes() {
-        [b] => *b,
-        _ => bail!("--separator must be a single byte, got {:?}", args.separator),
-    };
+    let separator = args.separator;
     let base = args.model.options(args.filter.filter()?)?;
     let rules = rdblens_audit::load(args.rules.as_deref(), &base.config, &args.set)?;
     Ok(Options {

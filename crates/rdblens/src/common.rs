@@ -299,6 +299,25 @@ pub fn target_profile(target: Option<&str>) -> Result<Option<Profile>> {
 /// sets how many rows their tables show.
 pub const MAX_TOP: usize = 10_000;
 
+/// `--separator`: the one byte namespaces are split at. A clap value
+/// parser, so every command that takes the flag checks it the same way,
+/// before any work.
+pub fn separator_byte(text: &str) -> std::result::Result<u8, String> {
+    match text.as_bytes() {
+        [b] => Ok(*b),
+        _ => Err("must be a single byte".to_string()),
+    }
+}
+
+/// `--depth`: how many namespace levels are aggregated, 1-4 (a clap value
+/// parser, as [`separator_byte`]).
+pub fn namespace_depth(text: &str) -> std::result::Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(depth) if (1..=4).contains(&depth) => Ok(depth),
+        _ => Err("must be 1-4".to_string()),
+    }
+}
+
 /// `--top` where lists of key records are kept: at most [`MAX_TOP`],
 /// refused before any file is read.
 pub fn check_top(top: usize) -> Result<()> {

@@ -28,10 +28,10 @@ pub struct DiffArgs {
     #[arg(long, default_value_t = 20)]
     pub top: usize,
     /// Namespace separator (for dumps).
-    #[arg(long, default_value = ":")]
-    pub separator: String,
+    #[arg(long, default_value = ":", value_parser = crate::common::separator_byte)]
+    pub separator: u8,
     /// Namespace levels aggregated, 1-4 (for dumps; levels 1 and 2 are compared).
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value = "2", value_parser = crate::common::namespace_depth)]
     pub depth: usize,
     /// Expiry bucket the clusters are compared at: 1s, 1m, 1h, 1d or auto.
     #[arg(long, default_value = "auto")]
@@ -56,17 +56,11 @@ pub struct DiffArgs {
 
 /// Checks the flags before any work (usage errors, exit 2).
 pub fn prepare(args: &DiffArgs) -> Result<(Options, ReportOptions)> {
-    let separator = match args.separator.as_bytes() {
-        [b] => *b,
-        _ => bail!("--separator must be a single byte, got {:?}", args.separator),
-    };
+    let separator = args.separator;
     if args.format == Some(Format::Prometheus) {
         bail!(
             "--format prometheus is for `report` and `merge`: a diff has no metrics yet (use --format json)"
         );
-    }
-    if !(1..=4).contains(&args.depth) {
-        bail!("--depth must be 1-4, got {}", args.depth);
     }
     crate::common::check_top(args.top)?;
     if args.old == Path::new("-") && args.new == Path::new("-") {

@@ -62,10 +62,10 @@ pub struct ReportArgs {
     #[command(flatten)]
     pub filter: FilterArgs,
     /// Namespace separator.
-    #[arg(long, default_value = ":")]
-    pub separator: String,
+    #[arg(long, default_value = ":", value_parser = crate::common::separator_byte)]
+    pub separator: u8,
     /// Namespace levels aggregated (1-4).
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value = "2", value_parser = crate::common::namespace_depth)]
     pub depth: usize,
     #[command(flatten)]
     pub model: ModelArgs,
@@ -166,13 +166,7 @@ pub fn parse_window(s: &str) -> Result<(i64, i64)> {
 }
 
 pub fn options(args: &ReportArgs) -> Result<Options> {
-    let separator = match args.separator.as_bytes() {
-        [b] => *b,
-        _ => bail!("--separator must be a single byte, got {:?}", args.separator),
-    };
-    if !(1..=4).contains(&args.depth) {
-        bail!("--depth must be 1-4, got {}", args.depth);
-    }
+    let separator = args.separator;
     let base = args.model.options(args.filter.filter()?)?;
     // The redis.conf also tells the audit whether big keys expire lazily.
     let rules = rdblens_audit::load(args.rules.as_deref(), &base.config, &args.set)?;

@@ -265,3 +265,24 @@ fn the_ttl_step_comes_only_for_a_key_with_a_ttl() {
         .starts_with("big:str:json expires: "));
     assert!(steps("big:list:queue").iter().all(|s| !s.contains("expir")));
 }
+
+#[test]
+fn namespace_flags_are_checked_as_every_command_checks_them() {
+    for command in ["advise", "report"] {
+        rdblens()
+            .args([command, BIGKEYS, "--separator", "::"])
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(predicates::str::contains(
+                "invalid value '::' for '--separator <SEPARATOR>': must be a single byte",
+            ));
+    }
+    rdblens()
+        .args(["diff", BIGKEYS, BIGKEYS, "--separator", ""])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "invalid value '' for '--separator <SEPARATOR>': must be a single byte",
+        ));
+}

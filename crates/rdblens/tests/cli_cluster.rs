@@ -616,7 +616,7 @@ fn diff_usage_and_input_errors() {
         .args(["diff", ALL_TYPES, VALKEY, "--depth", "9"])
         .assert()
         .code(2)
-        .stderr(contains("--depth must be 1-4"));
+        .stderr(contains("invalid value '9' for '--depth <DEPTH>': must be 1-4"));
     rdblens()
         .args(["diff", ALL_TYPES, "/nonexistent.rdb"])
         .assert()

@@ -195,11 +195,11 @@ fn separator_and_depth_shape_the_namespaces() {
         .contains("== Namespaces (separator '_') =="));
     usage_error(
         &[ALL_TYPES, "--separator", "::"],
-        "rdblens: --separator must be a single byte, got \"::\"",
+        "invalid value '::' for '--separator <SEPARATOR>': must be a single byte",
     );
     usage_error(
         &[ALL_TYPES, "--depth", "5"],
-        "rdblens: --depth must be 1-4, got 5",
+        "invalid value '5' for '--depth <DEPTH>': must be 1-4",
     );
 }
 
