@@ -47,7 +47,7 @@ pub use plan::{BucketLimit, Plan, PlanKind, Plans, Scheme, Totals};
 /// with `--jemalloc-quantum` or detected), unless `quantum` overrides it,
 /// with the compact-encoding limits given (the ones the analysis ran with).
 pub fn target_for(summary: &Summary, quantum: Option<u64>, config: &[(String, String)]) -> Profile {
-    let mut profile = summary
+    let profile = summary
         .files
         .first()
         .map(|f| f.profile.profile(8))
@@ -63,14 +63,7 @@ pub fn target_for(summary: &Summary, quantum: Option<u64>, config: &[(String, St
         .first()
         .and_then(|f| f.allocator.as_ref())
         .map(|a| a.quantum);
-    if let Some(q) = quantum.or(assumed) {
-        profile.quantum = q;
-    }
-    for (name, value) in config {
-        // Unknown names are not limits; the CLI validated the values.
-        let _ = profile.limits.set(name, value);
-    }
-    profile
+    profile.configured(quantum.or(assumed), config)
 }
 
 /// The big-key rules a key (db, name) broke, and the worst severity.

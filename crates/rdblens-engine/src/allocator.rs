@@ -221,7 +221,7 @@ fn without_evidence(
             writer.name()
         )));
     }
-    match aux.get("used-mem").and_then(|u| u.parse::<u64>().ok()) {
+    match rdblens_summary::aux_used_mem(aux) {
         Some(used_mem) => Err(used_mem),
         None => Ok(Choice::unclear("the dump records no used-mem")),
     }

@@ -44,7 +44,7 @@ fn read_aux(rdb: &Rdb<'_>) -> BTreeMap<String, String> {
 
 /// The profile: given, or the server that wrote the file.
 pub fn profile_for(rdb: &Rdb<'_>, aux: &BTreeMap<String, String>, opts: &Options) -> Profile {
-    let mut profile = opts.profile.clone().unwrap_or_else(|| {
+    let profile = opts.profile.clone().unwrap_or_else(|| {
         Profile::from_aux(
             aux.get("redis-ver").map(String::as_str),
             aux.get("valkey-ver").map(String::as_str),
@@ -52,14 +52,7 @@ pub fn profile_for(rdb: &Rdb<'_>, aux: &BTreeMap<String, String>, opts: &Options
             rdb.dialect(),
         )
     });
-    if let Some(q) = opts.quantum {
-        profile.quantum = q;
-    }
-    for (name, value) in &opts.config {
-        // Unknown names are not limits; the CLI validates what the user typed.
-        let _ = profile.limits.set(name, value);
-    }
-    profile
+    profile.configured(opts.quantum, &opts.config)
 }
 
 /// The entries of a batch (it holds nothing else).

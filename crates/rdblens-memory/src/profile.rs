@@ -35,6 +35,21 @@ impl Profile {
         }
     }
 
+    /// This profile with the allocator quantum `quantum` (when given) and
+    /// the compact-encoding limits of `config` (`hash-max-listpack-entries`
+    /// and the like; names that are not limits are left out, as the
+    /// command checked what the user typed). The one place the engine's
+    /// profile and the advisor's target take the run's settings.
+    pub fn configured(mut self, quantum: Option<u64>, config: &[(String, String)]) -> Profile {
+        if let Some(q) = quantum {
+            self.quantum = q;
+        }
+        for (name, value) in config {
+            let _ = self.limits.set(name, value);
+        }
+        self
+    }
+
     /// The server that wrote a file, from its AUX fields (`redis-ver`,
     /// `valkey-ver`), assuming the bundled allocator (quantum 8). Without a
     /// usable version field the RDB version picks the newest release line

@@ -50,8 +50,8 @@ pub use options::{Accumulators, Options, Progress};
 pub use settings::{join_differences, Difference, Setting, Settings, Shaping};
 pub use shard::ShardStats;
 pub use summary::{
-    AccuracyInfo, AllocatorInfo, Checksum, ChecksumMismatch, Compression, Damage, FileInfo, KeyStats,
-    MergeError, Summary, DAMAGE_KEPT, SUMMARY_VERSION,
+    aux_used_mem, AccuracyInfo, AllocatorInfo, Checksum, ChecksumMismatch, Compression, Damage, FileInfo,
+    KeyStats, MergeError, Summary, DAMAGE_KEPT, SUMMARY_VERSION,
 };
 pub use summary_file::{Merger, SummaryError, SummaryFile, FORMAT, MAX_SUMMARY_BYTES};
 pub use used_memory::{UsedMemory, UsedMemorySums};

@@ -496,7 +496,18 @@ pub struct FileInfo {
     pub used_memory: Option<UsedMemory>,
 }
 
+/// The `used-mem` AUX field: the writer's `used_memory` when it saved,
+/// `None` when absent or not a number.
+pub fn aux_used_mem(aux: &BTreeMap<String, String>) -> Option<u64> {
+    aux.get("used-mem").and_then(|v| v.parse::<u64>().ok())
+}
+
 impl FileInfo {
+    /// The writer's `used_memory` when it saved (the `used-mem` AUX field).
+    pub fn used_mem(&self) -> Option<u64> {
+        aux_used_mem(&self.aux)
+    }
+
     /// What is wrong with the file's checksum, one sentence naming both
     /// checksums and the offset (summaries written before they were
     /// recorded say less); `None` unless it is a mismatch.

@@ -101,7 +101,7 @@ fn overview_body(m: &ReportJson<'_>, w: &mut dyn Write) -> io::Result<()> {
     )?;
     if let Some(used) = &m.used_memory {
         let saved = match &m.files[..] {
-            [f] => aux(f, "used-mem").parse::<u64>().ok(),
+            [f] => f.used_mem(),
             _ => None,
         };
         let note = match (saved, m.files.len()) {

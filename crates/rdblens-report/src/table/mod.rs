@@ -97,7 +97,7 @@ fn overview(out: &mut String, r: &ReportJson<'_>) {
             let _ = writeln!(out, "  expected accuracy ({}): {}", a.line, a.statement);
         }
         if let Some(u) = &f.used_memory {
-            let saved = f.aux.get("used-mem").and_then(|v| v.parse::<u64>().ok());
+            let saved = f.used_mem();
             let _ = writeln!(out, "  {}", used_memory_line(u, saved));
         }
     }
