@@ -107,6 +107,10 @@ impl RulesBuilder {
                 self.cap = Some(value);
                 continue;
             }
+            if name == GROWTH_TABLE {
+                // The limits of `diff --fail-on-growth` ([`growth_limits`]), not a rule.
+                continue;
+            }
             if RuleId::parse(&name).is_none() {
                 return Err(unknown_rule(&name, origin));
             }
@@ -210,6 +214,44 @@ fn parse_value(text: &str) -> Value {
         .unwrap_or_else(|| Value::String(text.trim_matches('"').to_string()))
 }
 
+/// The table of a rules file that holds `diff --fail-on-growth`'s limits.
+pub const GROWTH_TABLE: &str = "growth";
+
+/// The `[growth]` table of a rules file: each limit of `diff
+/// --fail-on-growth` as `(figure, limit)` text (`("total", "10%")`,
+/// `("expiry-clusters", "0")`), by figure name; empty when the file
+/// has no such table. The command parses and checks the limits.
+pub fn growth_limits(path: &Path) -> Result<Vec<(String, String)>, RulesError> {
+    let origin = path.display().to_string();
+    let text =
+        std::fs::read_to_string(path).map_err(|e| err(format!("cannot read rules file {origin}: {e}")))?;
+    growth_limits_of(&text, &origin)
+}
+
+fn growth_limits_of(text: &str, origin: &str) -> Result<Vec<(String, String)>, RulesError> {
+    let table: Table = text
+        .parse()
+        .map_err(|e: toml::de::Error| err(format!("{origin}: {}", e.to_string().trim_end())))?;
+    let Some(growth) = table.get(GROWTH_TABLE) else {
+        return Ok(Vec::new());
+    };
+    let Value::Table(fields) = growth else {
+        return Err(err(format!(
+            "{origin}: '{GROWTH_TABLE}' must be a table ([{GROWTH_TABLE}] followed by limits such as total = \"10%\")"
+        )));
+    };
+    fields
+        .iter()
+        .map(|(figure, limit)| match limit {
+            Value::String(s) => Ok((figure.clone(), s.clone())),
+            Value::Integer(n) => Ok((figure.clone(), n.to_string())),
+            other => Err(err(format!(
+                "{origin}: [{GROWTH_TABLE}] {figure} = {other}: a limit is a string (\"10%\", \"50MiB\") or a number"
+            ))),
+        })
+        .collect()
+}
+
 /// The configuration from an optional rules file, a redis.conf's
 /// directives and `--set` assignments.
 pub fn load(
@@ -241,6 +283,28 @@ mod tests {
             b.set(s)?;
         }
         b.build()
+    }
+
+    #[test]
+    fn growth_limits_are_read_apart_from_the_rules() {
+        let text = "[growth]\ntotal = \"10%\"\nexpiry-clusters = 0\n[big-string]\nwarn = \"20KiB\"\n";
+        assert_eq!(
+            growth_limits_of(text, "rules.toml").unwrap(), // ok: unit test
+            [
+                ("expiry-clusters".to_string(), "0".to_string()),
+                ("total".to_string(), "10%".to_string())
+            ]
+        );
+        // The audit reads the same file without taking [growth] for a rule.
+        assert!(built(text, &[]).is_ok());
+        assert!(growth_limits_of("[big-string]\nwarn = 1\n", "r")
+            .unwrap()
+            .is_empty()); // ok: unit test
+        let bad = growth_limits_of("[growth]\ntotal = 0.5\n", "rules.toml").unwrap_err(); // ok: unit test
+        assert_eq!(
+            bad.to_string(),
+            "rules.toml: [growth] total = 0.5: a limit is a string (\"10%\", \"50MiB\") or a number"
+        );
     }
 
     #[test]

@@ -18,6 +18,7 @@ use std::fmt::{Display, Write};
 use rdblens_summary::acc::counter::Counter;
 use rdblens_summary::{Checksum, KeyName};
 
+use crate::diff::DiffJson;
 use crate::model::{Group, ReportJson};
 pub use crate::options::MetricsOptions;
 
@@ -42,6 +43,65 @@ pub fn render(report: &ReportJson<'_>, opts: &MetricsOptions) -> String {
     key_groups(&mut out, report, opts);
     big_keys(&mut out, report, opts);
     findings(&mut out, report);
+    out.text
+}
+
+/// The metrics of a diff (`rdblens diff --format prometheus`): both
+/// sides' totals, the expiry clusters the new side has and the old had
+/// not, and with `--fail-on-growth` how many figures grew past their limit
+/// and, for the first [`MetricsOptions::big_keys`] of them, by how much.
+pub fn render_diff(diff: &DiffJson<'_>, opts: &MetricsOptions) -> String {
+    let mut out = Exposition::default();
+    let mut info = Family::new("rdblens_build_info", "The rdblens version that wrote the metrics");
+    info.sample(&[("version", diff.tool_version)], 1);
+    out.push(info);
+    let mut time = Family::new(
+        "rdblens_diff_timestamp_seconds",
+        "Each side's reference time (of its TTLs), unix seconds",
+    );
+    let mut memory = Family::new(
+        "rdblens_diff_memory_bytes",
+        "Estimated memory of each side's keys (as MEMORY USAGE sums it)",
+    );
+    let mut keys = Family::new("rdblens_diff_keys", "Keys of each side");
+    for (side, now_ms, totals) in [
+        ("old", diff.old.now_ms, &diff.totals.old),
+        ("new", diff.new.now_ms, &diff.totals.new),
+    ] {
+        time.sample(&[("side", side)], Seconds(now_ms));
+        memory.sample(&[("side", side)], totals.memory);
+        keys.sample(&[("side", side)], totals.keys);
+    }
+    out.push(time);
+    out.push(memory);
+    out.push(keys);
+    out.single(
+        "rdblens_diff_new_expiry_clusters",
+        "Expiry clusters of the new side that overlap none of the old side's",
+        diff.expiry.new_clusters.len(),
+    );
+    if let Some(alerts) = &diff.growth_alerts {
+        out.single(
+            "rdblens_growth_alerts",
+            "Figures that grew by more than their --fail-on-growth limit (the diff exits 1 when any did)",
+            alerts.len(),
+        );
+        let mut change = Family::new(
+            "rdblens_growth_alert_change",
+            "How much a figure past its --fail-on-growth limit grew: bytes of memory, or keys (what: total, keys, namespace, namespace-keys, key, expiry-clusters; name: the namespace, key or cluster window)",
+        );
+        for a in alerts.iter().take(opts.big_keys) {
+            let name = label_text(a.name.as_deref().unwrap_or_default().as_bytes());
+            let db = a.db.map(|d| d.to_string());
+            let mut labels = vec![("what", a.what.name()), ("name", name.as_str())];
+            if let Some(db) = &db {
+                labels.push(("db", db));
+            }
+            labels.push(("limit", &a.threshold));
+            change.sample(&labels, a.change);
+        }
+        out.push(change);
+    }
     out.text
 }
 

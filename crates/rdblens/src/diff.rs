@@ -37,11 +37,18 @@ pub struct DiffArgs {
     #[arg(long, default_value = "auto")]
     pub bucket: String,
     /// Exit 1 when a figure grew by more than its limit: total (estimated
-    /// memory), keys, namespace (any prefix's memory), key (any key's memory),
-    /// each a percentage of the old figure or an amount (a size such as 50MiB;
-    /// a number of keys for keys), e.g. total=10%,keys=5%,namespace=20%,key=50MiB.
+    /// memory), keys, namespace (any prefix's memory), namespace-keys (any
+    /// prefix's keys), key (any key's memory), each a percentage of the old
+    /// figure or an amount (a size such as 50MiB; a number of keys for keys
+    /// and namespace-keys), and expiry-clusters (how many new expiry
+    /// clusters pass), e.g. total=10%,keys=5%,namespace=20%,key=50MiB,expiry-clusters=0.
     #[arg(long, value_name = "LIMITS")]
     pub fail_on_growth: Option<String>,
+    /// Rules file whose `[growth]` table gives --fail-on-growth's limits
+    /// (`total = "10%"`, `expiry-clusters = 0`...); a limit given with
+    /// --fail-on-growth replaces the file's for that figure.
+    #[arg(long, value_name = "FILE")]
+    pub rules: Option<PathBuf>,
     #[command(flatten)]
     pub filter: FilterArgs,
     #[command(flatten)]
@@ -57,16 +64,14 @@ pub struct DiffArgs {
 /// Checks the flags before any work (usage errors, exit 2).
 pub fn prepare(args: &DiffArgs) -> Result<(Options, ReportOptions)> {
     let separator = args.separator;
-    if args.format == Some(Format::Prometheus) {
-        bail!(
-            "--format prometheus is for `report` and `merge`: a diff has no metrics yet (use --format json)"
-        );
-    }
     crate::common::check_top(args.top)?;
     if args.old == Path::new("-") && args.new == Path::new("-") {
         bail!("standard input (-) is given more than once: it can be read only once");
     }
-    let inputs = [&args.old, &args.new].into_iter().chain(&args.model.config);
+    let inputs = [&args.old, &args.new]
+        .into_iter()
+        .chain(&args.model.config)
+        .chain(&args.rules);
     crate::output::refuse_input_as_output(args.output.as_deref(), inputs.map(|p| p.as_path()))?;
     crate::output::check_writable(args.output.as_deref())?;
     let opts = Options {
@@ -75,18 +80,45 @@ pub fn prepare(args: &DiffArgs) -> Result<(Options, ReportOptions)> {
         prefix_depth: args.depth,
         ..args.model.options(args.filter.filter()?)?
     };
-    let growth = match &args.fail_on_growth {
-        Some(spec) => Some(
-            rdblens_report::diff::GrowthLimits::parse(spec)
-                .map_err(|e| anyhow::anyhow!("--fail-on-growth: {e}"))?,
-        ),
-        None => None,
-    };
+    let growth = growth_limits(args)?;
     let report_opts = ReportOptions {
         growth,
         ..rendering(&[], args.top, &args.bucket, SortBy::Memory)?
     };
     Ok((opts, report_opts))
+}
+
+/// The growth limits: the rules file's `[growth]` table, each figure
+/// replaced by `--fail-on-growth`'s when the flag names it; `None` when
+/// neither gives any.
+fn growth_limits(args: &DiffArgs) -> Result<Option<rdblens_report::diff::GrowthLimits>> {
+    let mut limits: Vec<(String, String)> = match &args.rules {
+        Some(path) => rdblens_audit::config::growth_limits(path)?,
+        None => Vec::new(),
+    };
+    let from_file = limits.len();
+    if let Some(spec) = &args.fail_on_growth {
+        // Checked whole first, so a bad flag is named as the flag.
+        rdblens_report::diff::GrowthLimits::parse(spec)
+            .map_err(|e| anyhow::anyhow!("--fail-on-growth: {e}"))?;
+        for part in spec.split(',') {
+            if let Some((figure, limit)) = part.split_once('=') {
+                limits.retain(|(f, _)| f != figure.trim());
+                limits.push((figure.trim().to_string(), limit.trim().to_string()));
+            }
+        }
+    }
+    if limits.is_empty() {
+        return Ok(None);
+    }
+    let spec: Vec<String> = limits.iter().map(|(f, l)| format!("{f}={l}")).collect();
+    let parsed = rdblens_report::diff::GrowthLimits::parse(&spec.join(",")).map_err(|e| {
+        match (&args.rules, from_file) {
+            (Some(path), 1..) => anyhow::anyhow!("{} [growth]: {e}", path.display()),
+            _ => anyhow::anyhow!("--fail-on-growth: {e}"),
+        }
+    })?;
+    Ok(Some(parsed))
 }
 
 /// One side: a summary file, or a dump analysed with `opts`.
@@ -155,16 +187,15 @@ pub fn run(args: &DiffArgs, opts: &Options, report_opts: ReportOptions) -> Resul
             let model = rdblens_report::diff::build(&old.summary, &new.summary, &report_opts);
             crate::output::write_with(output, |w| rdblens_html::write_diff(&model, w))
         }
-        // Refused by `prepare`.
         Format::Prometheus => {
-            return Err(SummaryError::Input(anyhow::anyhow!(
-                "--format prometheus is for `report` and `merge`"
-            )))
+            let model = rdblens_report::diff::build(&old.summary, &new.summary, &report_opts);
+            let metrics = rdblens_report::prometheus::MetricsOptions::default();
+            write_text(output, &rdblens_report::prometheus::render_diff(&model, &metrics))
         }
     };
     written.map_err(|e| SummaryError::Input(e.into()))?;
     let growth_alerts = match &report_opts.growth {
-        Some(limits) => growth_alerts(&old.summary, &new.summary, limits),
+        Some(limits) => growth_alerts(&old.summary, &new.summary, limits, report_opts.cluster_rule),
         None => Vec::new(),
     };
     Ok(Diffed {

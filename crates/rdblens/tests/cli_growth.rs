@@ -173,7 +173,7 @@ fn a_bad_limit_is_a_usage_error_naming_the_flag() {
         ),
         (
             "size=10%",
-            "\"size\" is not a figure to limit (total, keys, namespace or key)",
+            "\"size\" is not a figure to limit (total, keys, namespace, namespace-keys, key or expiry-clusters)",
         ),
         (
             "keys=1MiB",
@@ -237,4 +237,125 @@ fn snapshots_of_a_real_server_before_and_after_growth() {
         ],
     );
     assert_eq!((code, err.as_str()), (Some(0), ""));
+}
+
+/// Two snapshots with TTLs: 300 `sess:*` keys expiring evenly over a day in
+/// both, and in the new one 3,000 `cache:*` keys set to expire in the same
+/// second (a cache warmed with one TTL: an expiry cluster it did not have).
+fn expiring_snapshots(dir: &Path) -> (String, String) {
+    const NOW_MS: i64 = 1_800_000_000_000;
+    let sessions = |b: RdbBuilder| {
+        (0..300).fold(b, |b, i| {
+            let at = NOW_MS + 3_600_000 + i * 288_000;
+            b.string(format!("sess:{i}").as_bytes(), b"v", Some(at))
+        })
+    };
+    let old = sessions(RdbBuilder::new()).finish();
+    let new = (0..3000)
+        .fold(sessions(RdbBuilder::new()), |b, i| {
+            b.string(format!("cache:{i}").as_bytes(), b"page", Some(NOW_MS + 7_200_000))
+        })
+        .finish();
+    let (o, n) = (dir.join("old.rdb"), dir.join("new.rdb"));
+    std::fs::write(&o, old).unwrap();
+    std::fs::write(&n, new).unwrap();
+    (o.to_str().unwrap().into(), n.to_str().unwrap().into())
+}
+
+#[test]
+fn a_new_expiry_cluster_and_namespace_keys_are_growth_alerts() {
+    let dir = tempfile::tempdir().unwrap();
+    let (o, n) = expiring_snapshots(dir.path());
+    let now = ["--now", "1800000000"];
+    let (code, out, err) = diff(
+        &o,
+        &n,
+        &[
+            &now[..],
+            &["--fail-on-growth", "expiry-clusters=0,namespace-keys=100"],
+        ]
+        .concat(),
+    );
+    assert_eq!(code, Some(1), "{err}");
+    let alerts = [
+        "namespace \"cache\" keys 0 -> 3,000 (+3,000), above namespace-keys=100",
+        "new expiry cluster 2027-01-15T10:00:00Z to 2027-01-15T10:00:01Z: 3,000 keys, above expiry-clusters=0",
+    ];
+    let expected: String = alerts
+        .iter()
+        .map(|a| format!("rdblens: --fail-on-growth: {a}\n"))
+        .collect();
+    assert_eq!(err, expected);
+    assert!(out.ends_with(&format!(
+        "== Growth alerts (--fail-on-growth) ==\n{}\n",
+        alerts.join("\n")
+    )));
+    // The JSON names the cluster by its window.
+    let (_, json, _) = diff(
+        &o,
+        &n,
+        &[
+            &now[..],
+            &["--fail-on-growth", "expiry-clusters=0", "--format", "json"],
+        ]
+        .concat(),
+    );
+    let doc: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(
+        doc["growth_alerts"],
+        json!([{
+            "what": "expiry_cluster",
+            "name": "2027-01-15T10:00:00Z/2027-01-15T10:00:01Z",
+            "old": 0,
+            "new": 3000,
+            "change": 3000,
+            "threshold": "0"
+        }])
+    );
+    // One new cluster is let pass by expiry-clusters=1.
+    let (code, _, err) = diff(
+        &o,
+        &n,
+        &[&now[..], &["--fail-on-growth", "expiry-clusters=1"]].concat(),
+    );
+    assert_eq!((code, err.as_str()), (Some(0), ""));
+}
+
+#[test]
+fn limits_come_from_the_rules_file_and_the_flag_replaces_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let (o, n) = snapshots(dir.path());
+    let rules = dir.path().join("rules.toml");
+    // The audit's rules sit beside the limits; the diff reads [growth] only.
+    std::fs::write(
+        &rules,
+        "[big-string]\nwarn = \"20KiB\"\n[growth]\ntotal = \"10%\"\nkeys = \"5%\"\n",
+    )
+    .unwrap();
+    let rules = rules.to_str().unwrap();
+    let (code, _, err) = diff(&o, &n, &["--rules", rules]);
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        err,
+        format!(
+            "rdblens: --fail-on-growth: {}\nrdblens: --fail-on-growth: {}\n",
+            ALL_CROSSED[0], ALL_CROSSED[1]
+        )
+    );
+    // The flag's keys limit replaces the file's; the file's total stays.
+    let (code, _, err) = diff(&o, &n, &["--rules", rules, "--fail-on-growth", "keys=10"]);
+    assert_eq!(code, Some(1));
+    assert_eq!(err, format!("rdblens: --fail-on-growth: {}\n", ALL_CROSSED[0]));
+    // A bad limit in the file is named by the file.
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "[growth]\ntotal = \"ten\"\n").unwrap();
+    let (code, _, err) = diff(&o, &n, &["--rules", bad.to_str().unwrap()]);
+    assert_eq!(code, Some(2));
+    assert_eq!(
+        err,
+        format!(
+            "rdblens: {} [growth]: total=ten: \"ten\" is not a percentage or a size (e.g. total=10% or total=50MiB)\n",
+            bad.display()
+        )
+    );
 }

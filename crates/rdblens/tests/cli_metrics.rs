@@ -322,18 +322,11 @@ fn output_file_is_replaced_whole_and_a_failed_run_says_so() {
     );
     assert_eq!(series(&text, "rdblens_file_damaged").len(), 1);
     assert!(series(&text, "rdblens_file_damaged")[0].ends_with(" 1"));
-    // The format has no summary and no diff.
+    // The format has no summary.
     rdblens()
         .args(["report", "--format", "prometheus", "--summary-only", ALL_TYPES])
         .assert()
         .code(2);
-    rdblens()
-        .args(["diff", "--format", "prometheus", ALL_TYPES, ALL_TYPES])
-        .assert()
-        .code(2)
-        .stderr(predicates::str::contains(
-            "--format prometheus is for `report` and `merge`",
-        ));
 }
 
 /// Every dump under `dir`, sorted.
@@ -422,4 +415,65 @@ fn promtool_accepts_the_metrics_of_every_fixture() {
         1
     );
     check_metrics(&promtool, &text).unwrap();
+}
+
+/// `diff --format prometheus` of a real server's snapshots before and after
+/// growth (fixtures/growth): both sides' totals as the JSON diff gives
+/// them, the alerts of `--fail-on-growth` counted and listed, the run
+/// exiting 1 for them; promtool accepts it.
+#[test]
+fn diff_metrics_carry_the_growth_alerts() {
+    let Some(promtool) = support::promtool("diff_metrics_carry_the_growth_alerts") else {
+        return;
+    };
+    let (old, new) = ("fixtures/growth/before.rdb", "fixtures/growth/after.rdb");
+    let limits = ["--fail-on-growth", "total=10%,keys=5%,namespace=50%,key=100KiB"];
+    let run = |format: &str| {
+        let out = rdblens()
+            .args(["diff", old, new, "-q", "--format", format])
+            .args(limits)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let text = run("prometheus");
+    check_metrics(&promtool, &text).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&run("json")).unwrap();
+    let totals = &doc["totals"];
+    for (family, field) in [
+        ("rdblens_diff_memory_bytes", "memory"),
+        ("rdblens_diff_keys", "keys"),
+    ] {
+        assert_eq!(
+            series(&text, family),
+            [
+                format!("{family}{{side=\"old\"}} {}", totals["old"][field]),
+                format!("{family}{{side=\"new\"}} {}", totals["new"][field]),
+            ]
+        );
+    }
+    assert_eq!(
+        series(&text, "rdblens_growth_alerts"),
+        ["rdblens_growth_alerts 6"]
+    );
+    assert_eq!(
+        series(&text, "rdblens_diff_new_expiry_clusters"),
+        ["rdblens_diff_new_expiry_clusters 0"]
+    );
+    let changes = series(&text, "rdblens_growth_alert_change");
+    assert_eq!(changes.len(), 6, "{text}");
+    assert_eq!(
+        changes[5],
+        format!(
+            "rdblens_growth_alert_change{{what=\"key\",name=\"queue:jobs\",db=\"0\",limit=\"100KiB\"}} {}",
+            doc["growth_alerts"][5]["change"]
+        )
+    );
+    assert!(changes[1].starts_with("rdblens_growth_alert_change{what=\"keys\",name=\"\",limit=\"5%\"} 200"));
 }

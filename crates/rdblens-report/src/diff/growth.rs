@@ -1,7 +1,9 @@
-//! Growth alerts: `rdblens diff --fail-on-growth total=10%,keys=5%,namespace=20%,key=50MiB`.
-//! Each limit is a percentage of the old figure or an absolute amount; a
-//! figure that grew by more than its limit is an alert, and the run fails
-//! (exit 1) so that a nightly job or a CI step notices.
+//! Growth alerts: `rdblens diff --fail-on-growth
+//! total=10%,keys=5%,namespace=20%,namespace-keys=20%,key=50MiB,expiry-clusters=0`.
+//! Each limit is a percentage of the old figure or an absolute amount
+//! (`expiry-clusters`: how many new expiry clusters are let pass); a figure
+//! that grew by more than its limit is an alert, and the run fails (exit 1)
+//! so that a nightly job or a CI step notices.
 
 //! The limits and the alert type live here; `model` checks the figures
 //! (`growth_alerts`) and `table` words an alert (its `Display`).
@@ -50,11 +52,19 @@ pub struct GrowthLimits {
     pub keys: Option<Limit>,
     /// Estimated memory of any namespace prefix (levels 1 and 2).
     pub namespace: Option<Limit>,
+    /// Keys of any namespace prefix (levels 1 and 2).
+    pub namespace_keys: Option<Limit>,
     /// Estimated memory of any key of the top lists.
     pub key: Option<Limit>,
+    /// Expiry clusters the new snapshot has and the old one had not (an
+    /// absolute number: `expiry-clusters=0` alerts on any new cluster).
+    pub expiry_clusters: Option<Limit>,
 }
 
 const EXAMPLE: &str = "e.g. total=10%,keys=5%,namespace=20%,key=50MiB";
+
+/// The figures `--fail-on-growth` limits, as it names them.
+const FIGURES: &str = "total, keys, namespace, namespace-keys, key or expiry-clusters";
 
 impl GrowthLimits {
     /// Parses `what=amount[,what=amount...]`; an error naming the part that is wrong.
@@ -69,26 +79,38 @@ impl GrowthLimits {
                 "total" => &mut limits.total,
                 "keys" => &mut limits.keys,
                 "namespace" => &mut limits.namespace,
+                "namespace-keys" => &mut limits.namespace_keys,
                 "key" => &mut limits.key,
-                _ => {
-                    return Err(format!(
-                        "{what:?} is not a figure to limit (total, keys, namespace or key)"
-                    ))
-                }
+                "expiry-clusters" => &mut limits.expiry_clusters,
+                _ => return Err(format!("{what:?} is not a figure to limit ({FIGURES})")),
             };
             if slot.is_some() {
                 return Err(format!("{what} is given more than once"));
             }
+            let counts = what == "keys" || what == "namespace-keys";
             let amount = match value.strip_suffix('%') {
+                Some(_) if what == "expiry-clusters" => {
+                    return Err(format!(
+                        "{what}={value}: new expiry clusters are counted, not a percentage (e.g. expiry-clusters=0)"
+                    ))
+                }
                 Some(p) => match p.trim().parse::<f64>() {
                     Ok(p) if p.is_finite() && p >= 0.0 => Amount::Percent(p),
                     _ => return Err(format!("{what}={value}: {p:?} is not a percentage ({EXAMPLE})")),
                 },
-                None if what == "keys" => match value.parse::<u64>() {
+                None if counts => match value.parse::<u64>() {
                     Ok(n) => Amount::Absolute(n),
                     Err(_) => {
                         return Err(format!(
-                            "{what}={value}: {value:?} is not a percentage or a number of keys (e.g. keys=5% or keys=1000)"
+                            "{what}={value}: {value:?} is not a percentage or a number of keys (e.g. {what}=5% or {what}=1000)"
+                        ))
+                    }
+                },
+                None if what == "expiry-clusters" => match value.parse::<u64>() {
+                    Ok(n) => Amount::Absolute(n),
+                    Err(_) => {
+                        return Err(format!(
+                            "{what}={value}: {value:?} is not a number of clusters (e.g. expiry-clusters=0)"
                         ))
                     }
                 },
@@ -120,8 +142,12 @@ pub enum GrowthWhat {
     Keys,
     /// A namespace prefix's estimated memory, bytes.
     Namespace,
+    /// A namespace prefix's keys.
+    NamespaceKeys,
     /// A key's estimated memory, bytes.
     Key,
+    /// An expiry cluster the old snapshot had not: `old` 0, `new` its keys.
+    ExpiryCluster,
 }
 
 impl GrowthWhat {
@@ -131,7 +157,9 @@ impl GrowthWhat {
             GrowthWhat::Total => "total",
             GrowthWhat::Keys => "keys",
             GrowthWhat::Namespace => "namespace",
+            GrowthWhat::NamespaceKeys => "namespace-keys",
             GrowthWhat::Key => "key",
+            GrowthWhat::ExpiryCluster => "expiry-clusters",
         }
     }
 }
@@ -139,10 +167,12 @@ impl GrowthWhat {
 /// A figure that grew by more than its limit.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct GrowthAlert {
-    /// `total`, `keys`, `namespace` or `key`.
+    /// `total`, `keys`, `namespace`, `namespace_keys`, `key` or `expiry_cluster`.
     pub what: GrowthWhat,
-    /// The namespace prefix (`cache:page`) or the key (bytes that are not
-    /// UTF-8 replaced by U+FFFD); null for `total` and `keys`.
+    /// The namespace prefix (`cache:page`), the key (bytes that are not
+    /// UTF-8 replaced by U+FFFD), or the expiry cluster's window (ISO 8601,
+    /// `2027-01-15T08:00:00Z/2027-01-15T08:01:00Z`); null for `total` and
+    /// `keys`.
     pub name: Option<String>,
     /// The key's database; only for `key`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -192,6 +222,15 @@ mod tests {
         assert!(GrowthLimits::parse("total=-5%").is_err());
         assert!(GrowthLimits::parse("keys=1MiB").is_err());
         assert!(GrowthLimits::parse("").is_err());
+        let l = GrowthLimits::parse("namespace-keys=100,expiry-clusters=0").unwrap(); // ok: unit test
+        assert_eq!(l.namespace_keys.map(|l| l.amount), Some(Amount::Absolute(100)));
+        assert_eq!(l.expiry_clusters.map(|l| l.amount), Some(Amount::Absolute(0)));
+        assert_eq!(
+            GrowthLimits::parse("expiry-clusters=10%"),
+            Err("expiry-clusters=10%: new expiry clusters are counted, not a percentage (e.g. expiry-clusters=0)".into())
+        );
+        assert!(GrowthLimits::parse("namespace-keys=1MiB").is_err());
+        assert!(GrowthLimits::parse("expiry-clusters=1MiB").is_err());
     }
 
     #[test]

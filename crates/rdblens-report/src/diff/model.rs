@@ -11,7 +11,7 @@ use rdblens_summary::acc::top::{KeyRecord, Metric, TopKeys, TopSet};
 use rdblens_summary::{KeyName, Summary, UsedMemory};
 use serde::Serialize;
 
-use super::growth::{alert, GrowthAlert, GrowthLimits, GrowthWhat};
+use super::growth::{alert, GrowthAlert, GrowthLimits, GrowthWhat, Limit};
 use crate::options::{ReportOptions, AUTO_BARS};
 
 /// Bumped on any incompatible change of the diff document.
@@ -588,7 +588,12 @@ impl KeyChanges<'_> {
 /// (largest memory growth first), then keys (largest growth first). Keys are
 /// checked against both sides' complete top lists by memory, not only the
 /// `--top` rows the diff shows.
-pub fn growth_alerts(old: &Summary, new: &Summary, limits: &GrowthLimits) -> Vec<GrowthAlert> {
+pub fn growth_alerts(
+    old: &Summary,
+    new: &Summary,
+    limits: &GrowthLimits,
+    rule: ClusterRule,
+) -> Vec<GrowthAlert> {
     let mut out = Vec::new();
     let (o, n) = (&old.keys.totals, &new.keys.totals);
     if let Some(l) = limits.total.as_ref().filter(|l| l.crossed(o.memory, n.memory)) {
@@ -597,15 +602,22 @@ pub fn growth_alerts(old: &Summary, new: &Summary, limits: &GrowthLimits) -> Vec
     if let Some(l) = limits.keys.as_ref().filter(|l| l.crossed(o.keys, n.keys)) {
         out.push(alert(GrowthWhat::Keys, None, l, o.keys, n.keys));
     }
-    if let Some(l) = &limits.namespace {
+    // Namespaces by memory, then by keys: each a figure of both sides' prefix trees.
+    let figures: [(Option<&Limit>, GrowthWhat, fn(&Counter) -> u64); 2] = [
+        (limits.namespace.as_ref(), GrowthWhat::Namespace, |c| c.memory),
+        (limits.namespace_keys.as_ref(), GrowthWhat::NamespaceKeys, |c| {
+            c.keys
+        }),
+    ];
+    for (limit, what, figure) in figures {
+        let Some(l) = limit else { continue };
         let mut rows: Vec<GrowthAlert> = namespace_pairs(old, new)
             .into_iter()
             .filter_map(|(path, o, n)| {
-                let (o, n) = (o?.memory, n?.memory);
+                let (o, n) = (figure(&o?), figure(&n?));
                 // A level-2 node's name is the whole prefix (`cache:page`).
                 let name = path.last()?.as_bytes();
-                l.crossed(o, n)
-                    .then(|| alert(GrowthWhat::Namespace, Some(name), l, o, n))
+                l.crossed(o, n).then(|| alert(what, Some(name), l, o, n))
             })
             .collect();
         rows.sort_by(|a, b| b.change.cmp(&a.change).then_with(|| a.name.cmp(&b.name)));
@@ -635,7 +647,36 @@ pub fn growth_alerts(old: &Summary, new: &Summary, limits: &GrowthLimits) -> Vec
         });
         out.extend(rows);
     }
+    if let Some(l) = &limits.expiry_clusters {
+        let appeared = new_clusters(old, new, rule);
+        if l.crossed(0, appeared.len() as u64) {
+            out.extend(appeared.iter().map(|c| {
+                let window = format!("{}/{}", iso_utc(c.start_ms), iso_utc(c.end_ms));
+                alert(GrowthWhat::ExpiryCluster, Some(window.as_bytes()), l, 0, c.keys)
+            }));
+        }
+    }
     out
+}
+
+/// Unix ms as an ISO 8601 UTC time, `2027-01-15T08:00:00Z`.
+fn iso_utc(ms: i64) -> String {
+    let (y, m, d, hh, mm, ss) = crate::format::civil(ms);
+    format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}Z")
+}
+
+/// Expiry clusters of `new` that overlap none of `old`'s, earliest first.
+fn new_clusters(old: &Summary, new: &Summary, rule: ClusterRule) -> Vec<ExpiryCluster> {
+    let before = old.keys.expiry_clusters(rule);
+    new.keys
+        .expiry_clusters(rule)
+        .into_iter()
+        .filter(|c| {
+            !before
+                .iter()
+                .any(|b| b.start_ms < c.end_ms && c.start_ms < b.end_ms)
+        })
+        .collect()
 }
 
 fn expiry(old: &Summary, new: &Summary, opts: &ReportOptions) -> ExpiryDiff {
@@ -647,16 +688,7 @@ fn expiry(old: &Summary, new: &Summary, opts: &ReportOptions) -> ExpiryDiff {
         .max(n.width_ms());
     let rule: ClusterRule = opts.cluster_rule;
     let before = old.keys.expiry_clusters(rule);
-    let new_clusters = new
-        .keys
-        .expiry_clusters(rule)
-        .into_iter()
-        .filter(|c| {
-            !before
-                .iter()
-                .any(|b| b.start_ms < c.end_ms && c.start_ms < b.end_ms)
-        })
-        .collect();
+    let new_clusters = new_clusters(old, new, rule);
     ExpiryDiff {
         bucket_ms: width,
         old_clusters: before.len(),
@@ -698,7 +730,10 @@ pub fn build<'s>(old: &'s Summary, new: &'s Summary, opts: &ReportOptions) -> Di
             changes
         },
         expiry: expiry(old, new, opts),
-        growth_alerts: opts.growth.as_ref().map(|l| growth_alerts(old, new, l)),
+        growth_alerts: opts
+            .growth
+            .as_ref()
+            .map(|l| growth_alerts(old, new, l, opts.cluster_rule)),
     }
 }
 

@@ -296,27 +296,43 @@ impl GrowthAlert {
 
 impl std::fmt::Display for GrowthAlert {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let (figure, old, new, delta) = match self.what {
-            GrowthWhat::Keys => (
-                "keys".to_string(),
+        let counts = |figure: String| {
+            (
+                figure,
                 thousands(self.old),
                 thousands(self.new),
                 signed_count(self.change),
-            ),
-            what => (
-                match what {
-                    GrowthWhat::Total => "total memory".to_string(),
-                    GrowthWhat::Namespace => format!("namespace {} memory", self.shown_name()),
-                    _ => format!(
-                        "key {} (db {}) memory",
-                        self.shown_name(),
-                        self.db.unwrap_or_default()
-                    ),
-                },
+            )
+        };
+        let bytes = |figure: String| {
+            (
+                figure,
                 human_bytes(self.old),
                 human_bytes(self.new),
                 signed_bytes(self.change),
-            ),
+            )
+        };
+        let (figure, old, new, delta) = match self.what {
+            GrowthWhat::ExpiryCluster => {
+                // A cluster is new, not grown: its window and its keys.
+                let window = self.name.as_deref().unwrap_or_default().replace('/', " to ");
+                return write!(
+                    f,
+                    "new expiry cluster {window}: {} keys, above {}={}",
+                    thousands(self.new),
+                    self.what.name(),
+                    self.threshold
+                );
+            }
+            GrowthWhat::Keys => counts("keys".to_string()),
+            GrowthWhat::NamespaceKeys => counts(format!("namespace {} keys", self.shown_name())),
+            GrowthWhat::Total => bytes("total memory".to_string()),
+            GrowthWhat::Namespace => bytes(format!("namespace {} memory", self.shown_name())),
+            GrowthWhat::Key => bytes(format!(
+                "key {} (db {}) memory",
+                self.shown_name(),
+                self.db.unwrap_or_default()
+            )),
         };
         let percent = match self.old {
             0 => String::new(),
