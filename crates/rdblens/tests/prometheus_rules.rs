@@ -24,7 +24,7 @@ fn example_alert_rules_pass_promtool() {
         return;
     };
     for (args, expected) in [
-        (["check", "rules", "rdblens-alerts.yml"], "SUCCESS: 7 rules found"),
+        (["check", "rules", "rdblens-alerts.yml"], "SUCCESS: 8 rules found"),
         (["test", "rules", "rdblens-alerts.test.yml"], "SUCCESS"),
     ] {
         let out = Command::new(&promtool)
@@ -48,14 +48,25 @@ fn the_rules_read_metrics_that_rdblens_writes() {
         .get_output()
         .stdout
         .clone();
-    let metrics = String::from_utf8(out).unwrap();
+    let mut metrics = String::from_utf8(out).unwrap();
+    // The growth rule reads what `diff --format prometheus` writes.
+    let diff = rdblens()
+        .args(["diff", "--format", "prometheus", "-q"])
+        .args(["fixtures/growth/before.rdb", "fixtures/growth/after.rdb"])
+        .args(["--fail-on-growth", "total=10%"])
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    metrics.push_str(&String::from_utf8(diff).unwrap());
     let mut read = Vec::new();
     for word in rules.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
         if word.starts_with("rdblens_") && !read.contains(&word) {
             read.push(word);
         }
     }
-    assert_eq!(read.len(), 6, "{read:?}");
+    assert_eq!(read.len(), 7, "{read:?}");
     for name in read {
         assert!(
             metrics.contains(&format!("\n# TYPE {name} gauge\n")),
