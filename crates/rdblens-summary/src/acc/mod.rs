@@ -5,6 +5,7 @@
 
 pub mod access;
 pub mod bounded;
+mod buckets;
 pub mod counter;
 pub mod empty;
 pub mod expiry;

@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::buckets::{DenseCounts, Layout};
 use crate::facts::KeyFacts;
 
 /// Sub-buckets per power of two: 2^6 = 64.
@@ -49,7 +50,7 @@ fn lower_bound(i: usize) -> u64 {
 #[serde(from = "DistributionRepr", into = "DistributionRepr")]
 pub struct Distribution {
     /// Per bucket; only as long as the largest bucket used.
-    counts: Vec<u64>,
+    counts: DenseCounts<LogLinear>,
     /// Values added.
     pub count: u64,
     /// The largest value added (exact).
@@ -59,7 +60,7 @@ pub struct Distribution {
 /// Equal when they hold the same counts (however long the arrays grew).
 impl PartialEq for Distribution {
     fn eq(&self, o: &Self) -> bool {
-        (self.count, self.max) == (o.count, o.max) && self.buckets().eq(o.buckets())
+        (self.count, self.max) == (o.count, o.max) && self.counts == o.counts
     }
 }
 
@@ -86,7 +87,7 @@ impl From<Distribution> for DistributionRepr {
 impl From<DistributionRepr> for Distribution {
     fn from(r: DistributionRepr) -> Self {
         let mut d = Distribution {
-            counts: Vec::new(),
+            counts: DenseCounts::default(),
             count: r.count,
             max: r.max,
         };
@@ -98,22 +99,30 @@ impl From<DistributionRepr> for Distribution {
     }
 }
 
+/// 64 buckets per power of two (see the module comment).
+#[derive(Clone, Debug)]
+struct LogLinear;
+
+impl Layout for LogLinear {
+    // Up to 3,776 counters, most of them empty for any one distribution:
+    // grown to the largest bucket used.
+    const PREALLOCATED: usize = 0;
+    fn index_of(v: u64) -> usize {
+        index_of(v)
+    }
+    fn lower_bound(i: usize) -> u64 {
+        lower_bound(i)
+    }
+}
+
 impl Distribution {
     fn slot(&mut self, v: u64) -> &mut u64 {
-        let i = index_of(v);
-        if i >= self.counts.len() {
-            self.counts.resize(i + 1, 0);
-        }
-        &mut self.counts[i]
+        self.counts.slot(v)
     }
 
     /// Non-empty buckets in order: (lower bound, count).
     pub fn buckets(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.counts
-            .iter()
-            .enumerate()
-            .filter(|(_, &n)| n > 0)
-            .map(|(i, &n)| (lower_bound(i), n))
+        self.counts.buckets()
     }
 
     /// Counts `v`.
@@ -137,12 +146,7 @@ impl Distribution {
 
     /// Adds `o`'s counts (saturating: a summary file may claim anything).
     pub fn merge(&mut self, o: &Distribution) {
-        if self.counts.len() < o.counts.len() {
-            self.counts.resize(o.counts.len(), 0);
-        }
-        for (mine, theirs) in self.counts.iter_mut().zip(&o.counts) {
-            *mine = mine.saturating_add(*theirs);
-        }
+        self.counts.merge(&o.counts);
         self.count = self.count.saturating_add(o.count);
         self.max = self.max.max(o.max);
     }
