@@ -603,7 +603,7 @@ pub fn growth_alerts(
         out.push(alert(GrowthWhat::Keys, None, l, o.keys, n.keys));
     }
     // Namespaces by memory, then by keys: each a figure of both sides' prefix trees.
-    let figures: [(Option<&Limit>, GrowthWhat, fn(&Counter) -> u64); 2] = [
+    let figures: [(Option<&Limit>, GrowthWhat, CounterFigure); 2] = [
         (limits.namespace.as_ref(), GrowthWhat::Namespace, |c| c.memory),
         (limits.namespace_keys.as_ref(), GrowthWhat::NamespaceKeys, |c| {
             c.keys
@@ -658,6 +658,9 @@ pub fn growth_alerts(
     }
     out
 }
+
+/// One figure of a namespace's counter (its memory, its keys).
+type CounterFigure = fn(&Counter) -> u64;
 
 /// Unix ms as an ISO 8601 UTC time, `2027-01-15T08:00:00Z`.
 fn iso_utc(ms: i64) -> String {
