@@ -19,6 +19,7 @@ mod analyze;
 mod check;
 mod common;
 mod diff;
+mod fleet;
 mod input;
 mod keyrow;
 mod keys;
