@@ -51,12 +51,9 @@ pub enum Error {
     #[error("no object under it (an empty prefix, or a pattern that matches no object)")]
     Empty { url: String },
     /// Any other failure of the store or the network, after the retries.
-    #[error("{source}")]
-    Store {
-        url: String,
-        #[source]
-        source: object_store::Error,
-    },
+    /// (Not a `source`: its text already holds its causes' texts.)
+    #[error("{error}")]
+    Store { url: String, error: object_store::Error },
     /// The client's threads could not be started.
     #[error("cannot start the object storage client: {0}")]
     Runtime(#[source] std::io::Error),
@@ -73,7 +70,7 @@ impl Error {
                 url,
                 detail: source.to_string(),
             },
-            source => Error::Store { url, source },
+            error => Error::Store { url, error },
         }
     }
 }

@@ -126,7 +126,7 @@ async fn pump(
                     None if offset >= size => return,
                     None => Error::Store {
                         url: object.url.clone(),
-                        source: object_store::Error::Generic {
+                        error: object_store::Error::Generic {
                             store: "HTTP",
                             source: format!("the body ended after {offset} of {size} bytes").into(),
                         },

@@ -183,6 +183,9 @@ fn finish(state: State, shards: &[Shard]) -> Result<Summary> {
 /// A shard that could not be read, as a file entry: no header, no keys,
 /// incomplete at its first byte with the reason.
 fn not_read(template: FileInfo, name: &str, error: &anyhow::Error) -> FileInfo {
+    // The entry is the shard's: its name once is enough.
+    let why = format!("{error:#}");
+    let why = why.strip_prefix(&format!("{name}: ")).unwrap_or(&why);
     FileInfo {
         path: name.to_string(),
         size: 0,
@@ -198,7 +201,7 @@ fn not_read(template: FileInfo, name: &str, error: &anyhow::Error) -> FileInfo {
         module_aux: 0,
         incomplete: Some(Damage {
             offset: 0,
-            message: format!("not read: {error:#}"),
+            message: format!("not read: {why}"),
         }),
         warnings: Vec::new(),
         shard: None,

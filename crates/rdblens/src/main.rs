@@ -202,6 +202,10 @@ fn main() -> ExitCode {
             Err(e) => fail(&e.into(), EXIT_WRITE),
         },
         Command::Check { files, skip_unknown } => {
+            let files = match input::expand_objects(&files) {
+                Ok(files) => files,
+                Err(e) => return fail(&e, EXIT_BAD_INPUT),
+            };
             let mut code = ExitCode::SUCCESS;
             for file in &files {
                 // Buffered per file (a few lines), so that a failure to write
