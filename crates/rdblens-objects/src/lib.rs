@@ -94,6 +94,8 @@ pub struct Objects {
     runtime: tokio::runtime::Runtime,
     stores: Mutex<Vec<(String, Arc<dyn ObjectStore>)>>,
     notify: Notify,
+    /// The pause before the first resumption (doubled for each in a row).
+    first_pause: std::time::Duration,
 }
 
 impl Objects {
@@ -112,6 +114,7 @@ impl Objects {
             runtime,
             stores: Mutex::new(Vec::new()),
             notify,
+            first_pause: std::time::Duration::from_millis(200),
         })
     }
 
@@ -172,7 +175,7 @@ impl Objects {
     /// missing object or refused credentials is an error here, with the
     /// object's size known.
     pub fn open(&self, object: &Object) -> Result<ObjectReader, Error> {
-        reader::open(&self.runtime, object, Arc::clone(&self.notify))
+        reader::open(&self.runtime, object, Arc::clone(&self.notify), self.first_pause)
     }
 
     /// The store for `location`'s bucket, built on first use.
