@@ -18,6 +18,9 @@
 //! each a shard of one report. Only this crate pulls in tokio and the
 //! HTTP stack; the analysis crates never see them.
 
+#![forbid(unsafe_code)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+
 mod location;
 mod reader;
 mod stores;
