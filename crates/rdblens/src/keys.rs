@@ -148,6 +148,12 @@ pub fn run(args: &KeysArgs, opts: &Options) -> Result<KeysOutcome> {
     // Streams are read (spooled) here, one after the other.
     // Object prefixes and globs: every object under them, in key order.
     let files = crate::input::expand_objects(&args.files)?;
+    if args.format == KeysFormat::Parquet && files.len() > 1 {
+        anyhow::bail!(
+            "--format parquet writes one file per dump, and the object prefixes or globs hold {} objects",
+            files.len()
+        );
+    }
     if !args.label.is_empty() && files.len() != args.files.len() {
         anyhow::bail!(
             "--label names one input each, and the object prefixes or globs hold {} objects",

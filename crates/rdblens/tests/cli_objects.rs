@@ -209,7 +209,12 @@ fn one_object_gives_the_local_files_report() {
     assert!(json.contains(&format!("\"path\": \"{url}\"")));
     assert_eq!(json.replace(&url, ALL_TYPES), local);
     // `advise` takes it too.
-    let (code, plans, err) = rdblens_s3(&root(), store.port, SECRET_KEY, &["advise", "--format", "json", &url]);
+    let (code, plans, err) = rdblens_s3(
+        &root(),
+        store.port,
+        SECRET_KEY,
+        &["advise", "--format", "json", &url],
+    );
     assert_eq!((code, err.as_str()), (0, ""));
     let (_, local) = rdblens_local(&root(), &["advise", "--format", "json", ALL_TYPES]);
     assert_eq!(plans.replace(&url, ALL_TYPES), local);
@@ -223,7 +228,14 @@ fn an_http_url_is_one_object() {
     std::fs::copy(root().join(ALL_TYPES), dir.path().join("all-types.rdb")).unwrap();
     let port = free_port();
     let mut server = Command::new("python3")
-        .args(["-m", "http.server", &port.to_string(), "--bind", "127.0.0.1", "--directory"])
+        .args([
+            "-m",
+            "http.server",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+            "--directory",
+        ])
         .arg(dir.path())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -231,7 +243,10 @@ fn an_http_url_is_one_object() {
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(20);
     while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "http.server did not listen on port {port}");
+        assert!(
+            Instant::now() < deadline,
+            "http.server did not listen on port {port}"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     let url = format!("http://127.0.0.1:{port}/all-types.rdb?X-Amz-Signature=0123");
@@ -244,7 +259,10 @@ fn an_http_url_is_one_object() {
     let (_, local) = rdblens_local(&root(), &["report", "--format", "json", ALL_TYPES]);
     assert_eq!(json.replace(&url, ALL_TYPES), local);
     assert_eq!(missing_code, 3);
-    assert_eq!(missing_err, format!("rdblens: {missing}: cannot open: no such object\n"));
+    assert_eq!(
+        missing_err,
+        format!("rdblens: {missing}: cannot open: no such object\n")
+    );
 }
 
 #[test]
