@@ -381,6 +381,16 @@ fn a_shard_that_cannot_be_read_leaves_the_others_in_the_report() {
             ("s3://dumps/mixed/shard-3.rdb", None),
         ]
     );
+    // The document is one the schema allows.
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root().join("docs/report.schema.json")).unwrap())
+            .unwrap();
+    let validator = jsonschema::draft202012::new(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&report)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
     // The four sound shards' figures are whole.
     let (_, local) = rdblens_local(
         dir.path(),
