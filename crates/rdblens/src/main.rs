@@ -253,7 +253,8 @@ const EXIT_STATUSES: [(u8, &str); 6] = [
     (
         EXIT_BAD_INPUT,
         "An input is unreadable, not an RDB file, truncated (a cut file), has values that do not decode \
-         or a checksum mismatch, or shrank while it was read; what could be read is reported first (with --strict, nothing).",
+         or a checksum mismatch, or shrank while it was read, or a shard of object storage could not be read (it is \
+         named in the report); what could be read is reported first (with --strict, nothing).",
     ),
     (
         EXIT_WRITE,
