@@ -381,6 +381,18 @@ fn a_shard_that_cannot_be_read_leaves_the_others_in_the_report() {
             ("s3://dumps/mixed/shard-3.rdb", None),
         ]
     );
+    // The tables name it in its place, once.
+    let (code, table, _) = rdblens_s3(dir.path(), store.port, SECRET_KEY, &["report", &prefix]);
+    assert_eq!(code, 3);
+    let lines: Vec<&str> = table.lines().filter(|l| l.contains("shard-2b.rdb")).collect();
+    assert_eq!(
+        lines[0],
+        format!(
+            "s3://dumps/mixed/shard-2b.rdb: NOT READ: {}",
+            &why["not read: ".len()..]
+        )
+    );
+    assert!(!table.contains("INCOMPLETE"), "{table}");
     // The document is one the schema allows.
     let schema: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(root().join("docs/report.schema.json")).unwrap())
