@@ -334,6 +334,18 @@ fn a_prefix_or_glob_is_a_fleet_of_shards() {
         .concat(),
     );
     assert_eq!(csv.replace(&prefix, ""), local);
+    // Parquet is one file per dump: a prefix of several is refused.
+    #[cfg(feature = "parquet")]
+    {
+        let args = ["keys", "--format", "parquet", "-o", "keys.parquet", &prefix];
+        let (code, out, err) = rdblens_s3(dir.path(), store.port, SECRET_KEY, &args);
+        assert_eq!((code, out.as_str()), (3, ""));
+        assert_eq!(
+            err,
+            "rdblens: --format parquet writes one file per dump, and the object prefixes or globs hold 12 objects\n"
+        );
+        assert!(!dir.path().join("keys.parquet").exists());
+    }
 }
 
 #[test]
