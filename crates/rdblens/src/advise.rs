@@ -40,6 +40,10 @@ pub struct AdviseArgs {
     /// Write the plans here instead of standard output.
     #[arg(long, short)]
     pub output: Option<PathBuf>,
+    /// Shards read at the same time when inputs are object URLs (a prefix
+    /// or glob names many; docs/object-storage.md).
+    #[arg(long, value_name = "N", default_value_t = crate::fleet::DEFAULT_JOBS, value_parser = crate::fleet::parse_jobs)]
+    pub jobs: usize,
     /// No progress output.
     #[arg(long, short)]
     pub quiet: bool,
@@ -62,7 +66,7 @@ fn options(args: &AdviseArgs) -> Result<Options> {
 
 /// The plans as text or JSON.
 fn run(args: &AdviseArgs, opts: &Options) -> Result<rdblens_summary::Summary> {
-    let summary = crate::analyze::analyze_files(&args.files, &[], opts, args.quiet)?;
+    let summary = crate::analyze::analyze_files(&args.files, &[], opts, args.jobs, args.quiet)?;
     let target = rdblens_advice::target_for(&summary, opts.quantum, &opts.config);
     let audit = rdblens_audit::audit(&summary);
     let plans = rdblens_advice::plans(&summary, &audit, &target);

@@ -2,7 +2,8 @@
 //! read as it arrives, decompressed on the way) and its header checked first, so an unreadable input fails
 //! the run before any work; then the analysis library's
 //! [`rdblens_engine::analyze_files`] analyses them at the same time and
-//! merges the summaries in command-line order.
+//! merges the summaries in command-line order. Object URLs go to the
+//! fleet runner (src/fleet.rs) instead.
 
 use std::path::PathBuf;
 
@@ -15,7 +16,17 @@ use crate::progress::FilesProgress;
 /// `quiet` hides the progress bar (shown only for large inputs on a terminal).
 /// `labels` (none, or one per file) name the files in the summary instead
 /// of their paths; errors name the path.
-pub fn analyze_files(files: &[PathBuf], labels: &[String], opts: &Options, quiet: bool) -> Result<Summary> {
+pub fn analyze_files(
+    files: &[PathBuf],
+    labels: &[String],
+    opts: &Options,
+    jobs: usize,
+    quiet: bool,
+) -> Result<Summary> {
+    // Object URLs: read as a fleet of shards, `jobs` at a time.
+    if files.iter().any(|path| crate::input::object_url(path).is_some()) {
+        return crate::fleet::analyze(files, labels, opts, jobs, quiet);
+    }
     let mut opened = Vec::with_capacity(files.len());
     for (i, path) in files.iter().enumerate() {
         let file = crate::input::open_source(path, opts.skip_unknown, quiet)?;

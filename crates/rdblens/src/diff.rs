@@ -132,7 +132,7 @@ fn load(path: &Path, opts: &Options, quiet: bool) -> Result<SummaryFile, Summary
     if summary {
         return crate::summary_file::read(path);
     }
-    let summary = crate::analyze::analyze_files(&[path.to_path_buf()], &[], opts, quiet)
+    let summary = crate::analyze::analyze_files(&[path.to_path_buf()], &[], opts, 1, quiet)
         .map_err(SummaryError::Input)?;
     Ok(SummaryFile::new(summary))
 }

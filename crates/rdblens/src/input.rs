@@ -148,7 +148,7 @@ pub fn open_input(path: &Path, quiet: bool) -> io::Result<(RdbFile, Stored)> {
             };
             return Ok((map, stored));
         }
-        Raw::Stream { source, streamed } => (source, streamed),
+        Raw::Stream { source, streamed, .. } => (source, streamed),
     };
     let counter = ReceivedBytes::new(&name, streamed && !quiet);
     let mut source = BufReader::with_capacity(1 << 20, counter.wrap(source));
@@ -181,19 +181,25 @@ pub fn open_input(path: &Path, quiet: bool) -> io::Result<(RdbFile, Stored)> {
 enum Raw {
     /// A regular file that is not compressed: mapped.
     Mapped(RdbFile),
-    /// Standard input, a pipe, a FIFO (`streamed`), or a compressed file.
+    /// Standard input, a pipe, a FIFO (`streamed`), a compressed file or
+    /// an object in a store (`size`: known before it is read).
     Stream {
         source: Box<dyn Read + Send>,
         streamed: bool,
+        size: Option<u64>,
     },
 }
 
 fn raw_source(path: &Path) -> io::Result<Raw> {
+    if let Some(url) = object_url(path) {
+        return open_object(url);
+    }
     if path == Path::new("-") {
         let source = Box::new(io::stdin());
         return Ok(Raw::Stream {
             source,
             streamed: true,
+            size: None,
         });
     }
     let file = File::open(path)?;
@@ -203,6 +209,7 @@ fn raw_source(path: &Path) -> io::Result<Raw> {
         return Ok(Raw::Stream {
             source,
             streamed: true,
+            size: None,
         });
     }
     let mut head = [0u8; 4];
@@ -213,11 +220,60 @@ fn raw_source(path: &Path) -> io::Result<Raw> {
         shrink_for_test(path);
         return Ok(Raw::Mapped(map));
     }
+    let size = file.metadata()?.len();
     let source = Box::new(File::open(path)?);
     Ok(Raw::Stream {
         source,
         streamed: false,
+        size: Some(size),
     })
+}
+
+/// The object URL `path` is, if it is one (`s3://`, `gs://`, `az://`,
+/// `abfs://`, `https://`: see docs/object-storage.md); anything else is a
+/// local path. Other kinds of remote input are told apart here too.
+pub fn object_url(path: &Path) -> Option<&str> {
+    path.to_str().filter(|p| rdblens_objects::is_object_url(p))
+}
+
+/// An object in a store, streamed: the GET has been answered when this
+/// returns (a missing object or refused credentials fail here).
+fn open_object(url: &str) -> io::Result<Raw> {
+    let objects = rdblens_objects::Objects::shared().map_err(io::Error::other)?;
+    let mut found = objects.resolve(url).map_err(io::Error::other)?;
+    let (Some(object), None) = (found.pop(), found.pop()) else {
+        // `expand_objects` has turned prefixes and globs into their objects.
+        return Err(io::Error::other(format!("{url} names several objects")));
+    };
+    let reader = objects.open(&object).map_err(io::Error::other)?;
+    let size = Some(reader.size());
+    Ok(Raw::Stream {
+        source: Box::new(reader),
+        streamed: true,
+        size,
+    })
+}
+
+/// The inputs with every object prefix or glob (`s3://b/backups/`,
+/// `s3://b/p/*.rdb.gz`) replaced by the URLs of the objects under it,
+/// sorted by key; local paths and single objects as given.
+pub fn expand_objects(inputs: &[std::path::PathBuf]) -> Result<Vec<std::path::PathBuf>> {
+    let mut expanded = Vec::with_capacity(inputs.len());
+    for input in inputs {
+        let Some(url) = object_url(input) else {
+            expanded.push(input.clone());
+            continue;
+        };
+        let location = rdblens_objects::Location::parse(url).with_context(|| url.to_string())?;
+        if matches!(location.selection, rdblens_objects::Selection::Object(_)) {
+            expanded.push(input.clone());
+            continue;
+        }
+        let objects = rdblens_objects::Objects::shared()?;
+        let found = objects.resolve(url).with_context(|| url.to_string())?;
+        expanded.extend(found.into_iter().map(|o| o.url.into()));
+    }
+    Ok(expanded)
 }
 
 /// Opens `path` for the analysis and checks its header: a regular file is
@@ -228,20 +284,21 @@ fn raw_source(path: &Path) -> io::Result<Raw> {
 /// happens, and what it decompressed to before is analysed.
 pub fn open_source(path: &Path, skip_unknown: bool, quiet: bool) -> Result<rdblens_engine::Input> {
     let name = input_name(path);
-    let (source, streamed) = match raw_source(path).with_context(|| format!("{name}: cannot open"))? {
+    let (source, size) = match raw_source(path).with_context(|| format!("{name}: cannot open"))? {
         Raw::Mapped(map) => {
             read_header(map.bytes(), skip_unknown).with_context(|| name.clone())?;
             return Ok(rdblens_engine::Input::Mapped(map));
         }
-        Raw::Stream { source, streamed } => (source, streamed),
+        Raw::Stream { source, size, .. } => (source, size),
     };
-    let source = if streamed {
-        Receiving::new(source, &name, !quiet)
-    } else {
-        // A compressed file: a bar over its size, as a mapped file has.
-        let size = std::fs::metadata(path).map_or(0, |m| m.len());
-        let show = crate::progress::should_show(quiet, io::stderr().is_terminal(), size);
-        Receiving::sized(source, size, show)
+    let source = match size {
+        // A compressed file or an object: a bar over its size, as a
+        // mapped file has.
+        Some(size) => {
+            let show = crate::progress::should_show(quiet, io::stderr().is_terminal(), size);
+            Receiving::sized(source, size, show)
+        }
+        None => Receiving::new(source, &name, !quiet),
     };
     let mut source = BufReader::with_capacity(1 << 20, source);
     let compression = Compression::sniff(

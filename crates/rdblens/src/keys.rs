@@ -145,11 +145,25 @@ pub struct KeysOutcome {
 pub fn run(args: &KeysArgs, opts: &Options) -> Result<KeysOutcome> {
     // Not an RDB file: say so before writing anything (or creating --output).
     // Streams are read (spooled) here, one after the other.
-    let mut opened = Vec::with_capacity(args.files.len());
-    for path in &args.files {
+    // Object prefixes and globs: every object under them, in key order.
+    let files = crate::input::expand_objects(&args.files)?;
+    if args.format == KeysFormat::Parquet && files.len() > 1 {
+        anyhow::bail!(
+            "--format parquet writes one file per dump, and the object prefixes or globs hold {} objects",
+            files.len()
+        );
+    }
+    if !args.label.is_empty() && files.len() != args.files.len() {
+        anyhow::bail!(
+            "--label names one input each, and the object prefixes or globs hold {} objects",
+            files.len()
+        );
+    }
+    let mut opened = Vec::with_capacity(files.len());
+    for path in &files {
         opened.push(crate::input::open_rdb(path, opts.skip_unknown, args.quiet)?);
     }
-    let several = args.files.len() > 1;
+    let several = files.len() > 1;
     let (mut output, mut rows) = open_rows(args)?;
     let mut write_error = rows.header(several).err();
     let mut outcome = KeysOutcome {
@@ -159,7 +173,7 @@ pub fn run(args: &KeysArgs, opts: &Options) -> Result<KeysOutcome> {
     // Records of one dump to a file can be written again when the whole
     // dump overturns the build the first part of it settled.
     let rewind = !several && output.can_start_over();
-    for (i, (path, file)) in args.files.iter().zip(opened).enumerate() {
+    for (i, (path, file)) in files.iter().zip(opened).enumerate() {
         let name = crate::input::input_name(path);
         let label = args.label.get(i).cloned().unwrap_or_else(|| name.clone());
         let column = several.then_some(label.as_str());

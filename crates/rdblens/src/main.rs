@@ -19,6 +19,7 @@ mod analyze;
 mod check;
 mod common;
 mod diff;
+mod fleet;
 mod input;
 mod keyrow;
 mod keys;
@@ -202,6 +203,10 @@ fn main() -> ExitCode {
             Err(e) => fail(&e.into(), EXIT_WRITE),
         },
         Command::Check { files, skip_unknown } => {
+            let files = match input::expand_objects(&files) {
+                Ok(files) => files,
+                Err(e) => return fail(&e, EXIT_BAD_INPUT),
+            };
             let mut code = ExitCode::SUCCESS;
             for file in &files {
                 // Buffered per file (a few lines), so that a failure to write
@@ -249,7 +254,8 @@ const EXIT_STATUSES: [(u8, &str); 6] = [
     (
         EXIT_BAD_INPUT,
         "An input is unreadable, not an RDB file, truncated (a cut file), has values that do not decode \
-         or a checksum mismatch, or shrank while it was read; what could be read is reported first (with --strict, nothing).",
+         or a checksum mismatch, or shrank while it was read, or a shard of object storage could not be read (it is \
+         named in the report); what could be read is reported first (with --strict, nothing).",
     ),
     (
         EXIT_WRITE,

@@ -82,6 +82,10 @@ pub struct ReportArgs {
     /// Sections to show (comma-separated): shards,bigkeys,encodings,ttl,expiry,keys,prefixes,slots,access,findings; `plans` (split plans, docs/advisor.md) only when named. Only what they show is computed (findings and plans: the rule hits, namespaces, TTLs, expiries, slots and the top lists by memory); ttl, expiry, prefixes and slots alone read no element lengths, so the small collections a server keeps as stored are counted by their headers, unwalked (docs/json-schema.md).
     #[arg(long, value_delimiter = ',')]
     pub section: Vec<String>,
+    /// Shards read at the same time when inputs are object URLs (a prefix
+    /// or glob names many; docs/object-storage.md).
+    #[arg(long, value_name = "N", default_value_t = crate::fleet::DEFAULT_JOBS, value_parser = crate::fleet::parse_jobs)]
+    pub jobs: usize,
     /// No progress output.
     #[arg(long, short)]
     pub quiet: bool,
@@ -181,8 +185,14 @@ pub fn options(args: &ReportArgs) -> Result<Options> {
 }
 
 /// Analyses every file, in parallel; the summaries merge into one.
-pub fn analyze_files(files: &[PathBuf], labels: &[String], opts: &Options, quiet: bool) -> Result<Summary> {
-    crate::analyze::analyze_files(files, labels, opts, quiet)
+pub fn analyze_files(
+    files: &[PathBuf],
+    labels: &[String],
+    opts: &Options,
+    jobs: usize,
+    quiet: bool,
+) -> Result<Summary> {
+    crate::analyze::analyze_files(files, labels, opts, jobs, quiet)
 }
 
 pub fn report_options(args: &ReportArgs, to_terminal: bool) -> Result<ReportOptions> {
@@ -272,7 +282,7 @@ pub fn run(
     report_opts: ReportOptions,
     started: Instant,
 ) -> Result<(Summary, Option<Audit>)> {
-    let summary = analyze_files(&args.files, &args.label, opts, args.quiet)?;
+    let summary = analyze_files(&args.files, &args.label, opts, args.jobs, args.quiet)?;
     let in_files = summary.files.iter().map(|f| f.keys).sum();
     crate::common::note_if_nothing_matched(&opts.filter, summary.keys.totals.keys, in_files);
     if args.strict {

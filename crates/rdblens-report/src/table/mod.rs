@@ -62,6 +62,15 @@ fn used_memory_line(u: &rdblens_summary::UsedMemory, saved: Option<u64>) -> Stri
 fn overview(out: &mut String, r: &ReportJson<'_>) {
     let opts = r.options;
     for f in &r.files {
+        if f.dialect.is_empty() {
+            // A shard of a fleet that could not be read: no header to show.
+            let why = f
+                .incomplete
+                .as_ref()
+                .map_or("", |d| d.message.trim_start_matches("not read: "));
+            let _ = writeln!(out, "{}: NOT READ: {why}", f.path);
+            continue;
+        }
         let ver = f
             .aux
             .get("redis-ver")
