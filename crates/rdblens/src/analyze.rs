@@ -34,5 +34,8 @@ pub fn analyze_files(files: &[PathBuf], labels: &[String], opts: &Options, quiet
     };
     let summary = rdblens_analysis::analyze_files(opened, &opts);
     drop(progress);
+    // A server's snapshot cut short fails the run (a file cut short is
+    // reported as far as it goes): the server can be asked again.
+    crate::live::check_received()?;
     Ok(summary?)
 }

@@ -37,10 +37,13 @@ pub enum KeysFormat {
 
 #[derive(Args, Debug)]
 pub struct KeysArgs {
-    /// The dump files (`-` for standard input). Several: their records one
+    /// The dump files (`-` for standard input), or server URLs (redis://,
+    /// rediss://, unix://: docs/live.md). Several: their records one
     /// file after the other, with a `file` column naming each (its --label, or its path).
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
+    #[command(flatten)]
+    pub live: crate::live::LiveArgs,
     /// The name of each file in the `file` column (repeatable: one per file, in order).
     #[arg(long, value_name = "NAME")]
     pub label: Vec<String>,
@@ -81,6 +84,7 @@ pub fn prepare(args: &KeysArgs) -> Result<Options> {
     }
     crate::input::refuse_repeated_inputs(&args.files)?;
     crate::common::check_labels(&args.label, args.files.len())?;
+    crate::live::configure(&args.live, &args.files)?;
     let inputs = args.files.iter().chain(&args.model.config);
     crate::output::refuse_input_as_output(args.output.as_deref(), inputs.map(|p| p.as_path()))?;
     crate::output::check_writable(args.output.as_deref())?;

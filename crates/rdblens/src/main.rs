@@ -22,6 +22,7 @@ mod diff;
 mod input;
 mod keyrow;
 mod keys;
+mod live;
 #[allow(unsafe_code)] // the signal handler: see its SAFETY comments
 mod mapguard;
 mod merge;
@@ -73,9 +74,11 @@ enum Command {
     /// Validate a dump: structure, every value, and the trailing checksum.
     /// Prints version, aux fields and key counts; exits 0 only if the file is sound.
     Check {
-        /// The dump file(s) to check.
+        /// The dump file(s) to check, or server URLs (redis://, rediss://, unix://: docs/live.md).
         #[arg(required = true)]
         files: Vec<PathBuf>,
+        #[command(flatten)]
+        live: live::LiveArgs,
         /// Read a file of an RDB version newer than any rdblens knows with
         /// the newest layout it knows, up to the first type or opcode that
         /// layout does not have.
@@ -139,8 +142,10 @@ fn exit_code(e: &anyhow::Error, default: u8) -> u8 {
         .find_map(|cause| {
             if cause.is::<output::WriteError>() {
                 Some(EXIT_WRITE)
-            } else if cause.is::<output::OutputIsInput>() {
+            } else if cause.is::<output::OutputIsInput>() || live::is_not_confirmed(cause) {
                 Some(EXIT_USAGE)
+            } else if live::save_write_error(cause) {
+                Some(EXIT_WRITE)
             } else if analysis_error(cause).is_some_and(|e| !e.is_input()) {
                 Some(EXIT_INTERNAL)
             } else {
@@ -200,7 +205,14 @@ fn main() -> ExitCode {
             Ok(text) => print_generated(&text),
             Err(e) => fail(&e.into(), EXIT_WRITE),
         },
-        Command::Check { files, skip_unknown } => {
+        Command::Check {
+            files,
+            live,
+            skip_unknown,
+        } => {
+            if let Err(e) = live::configure(&live, &files) {
+                return fail(&e, EXIT_USAGE);
+            }
             let mut code = ExitCode::SUCCESS;
             for file in &files {
                 // Buffered per file (a few lines), so that a failure to write
@@ -221,8 +233,8 @@ fn main() -> ExitCode {
                     }
                 }
                 if let Err(err) = checked {
-                    eprintln!("rdblens: {}: {err:#}", file.display());
-                    code = ExitCode::from(EXIT_BAD_INPUT);
+                    eprintln!("rdblens: {}: {err:#}", input::input_name(file));
+                    code = ExitCode::from(exit_code(&err, EXIT_BAD_INPUT));
                 }
             }
             code

@@ -38,9 +38,11 @@ pub enum SortBy {
 
 #[derive(Args, Debug)]
 pub struct ReportArgs {
-    /// Dump files (several: one combined report).
+    /// Dump files, or server URLs (redis://, rediss://, unix://: docs/live.md); several: one combined report.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
+    #[command(flatten)]
+    pub live: crate::live::LiveArgs,
     /// The name each file goes by in the report, its summary, shard tables,
     /// merges and diffs, instead of its path (repeatable: one per file, in
     /// order). A `--summary-only` summary also records the host name: files
@@ -244,6 +246,7 @@ pub fn prepare(args: &ReportArgs) -> Result<(Options, ReportOptions)> {
     }
     crate::input::refuse_repeated_inputs(&args.files)?;
     crate::common::check_labels(&args.label, args.files.len())?;
+    crate::live::configure(&args.live, &args.files)?;
     let inputs = args.files.iter().chain(&args.model.config).chain(&args.rules);
     crate::output::refuse_input_as_output(args.output.as_deref(), inputs.map(|p| p.as_path()))?;
     crate::output::check_writable(args.output.as_deref())?;
