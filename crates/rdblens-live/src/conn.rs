@@ -57,9 +57,9 @@ pub enum Stream {
 impl Stream {
     /// Connects to the server `url` names.
     pub fn connect(url: &ServerUrl, opts: &ConnectOptions) -> Result<Stream, LiveError> {
-        let connect_error = |source| LiveError::Connect {
+        let connect_error = |error| LiveError::Connect {
             url: url.to_string(),
-            source,
+            error,
         };
         let stream = match &url.transport {
             Transport::Tcp { host, port } => {

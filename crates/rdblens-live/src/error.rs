@@ -7,8 +7,8 @@ use std::time::Duration;
 pub enum LiveError {
     #[error(transparent)]
     Url(#[from] crate::url::UrlError),
-    #[error("cannot connect: {source}")]
-    Connect { url: String, source: io::Error },
+    #[error("cannot connect: {error}")]
+    Connect { url: String, error: io::Error },
     #[error("TLS: {why}")]
     Tls { url: String, why: String },
     /// A CA, certificate or key file that cannot be used.
@@ -20,11 +20,14 @@ pub enum LiveError {
         during: String,
         after: Duration,
     },
-    #[error("{during}: {source}")]
+    /// `error` is not a `source`: the message says it already.
+    #[error("{during}: {error}{hint}")]
     Io {
         url: String,
         during: String,
-        source: io::Error,
+        error: io::Error,
+        /// What to do, where the error tells (empty, or `: ...`).
+        hint: &'static str,
     },
     #[error("the connection closed {during}")]
     Closed { url: String, during: String },

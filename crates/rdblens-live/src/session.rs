@@ -200,10 +200,16 @@ impl Session {
         ) {
             LiveError::Closed { url, during }
         } else {
+            let hint = if e.to_string().contains("CertificateRequired") {
+                ": the server wants a client certificate (--tls-cert and --tls-key)"
+            } else {
+                ""
+            };
             LiveError::Io {
                 url,
                 during,
-                source: e,
+                error: e,
+                hint,
             }
         }
     }

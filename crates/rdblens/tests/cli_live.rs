@@ -1,0 +1,779 @@
+//! Server URLs as inputs, against real `redis-server` processes on
+//! loopback ports (docs/live.md): the snapshot a replica receives, disk-based
+//! and diskless, gives the report of `redis-cli --rdb` of the same data;
+//! passwords, ACL users, TLS with client certificates, Unix sockets; and
+//! the faults: a replica connection killed mid-transfer, a server stopped
+//! past the timeout, a wrong password, a port that speaks HTTP, a server
+//! still loading, replication renamed away, a primary without --yes. Each
+//! a clear error, the documented exit code, no output file, no hang.
+
+#[path = "live_server/mod.rs"]
+mod live_server;
+mod support;
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use live_server::{mixed_data, redis_server, Server};
+use serde_json::Value;
+
+/// A fixed reference time, so that TTL figures of a live server and of
+/// its file agree (the data's TTLs are in 2100).
+const NOW: &str = "1800000000";
+/// No run may take longer: a hang is a failure, not a stuck test.
+const DEADLINE: Duration = Duration::from_secs(90);
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+/// `rdblens ARGS` with `env`, standard input closed (not a terminal).
+fn rdblens(args: &[&str], env: &[(&str, &str)]) -> Run {
+    rdblens_with(args, env, |_| {})
+}
+
+/// [`rdblens`], calling `meanwhile` with the child's start time while it runs.
+fn rdblens_with(args: &[&str], env: &[(&str, &str)], meanwhile: impl FnOnce(Instant)) -> Run {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_rdblens"));
+    cmd.args(args)
+        .env_remove("REDISCLI_AUTH")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let started = Instant::now();
+    let mut child = cmd.spawn().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let out = std::thread::spawn(move || {
+        let mut s = String::new();
+        stdout.read_to_string(&mut s).unwrap();
+        s
+    });
+    let err = std::thread::spawn(move || {
+        let mut s = String::new();
+        stderr.read_to_string(&mut s).unwrap();
+        s
+    });
+    meanwhile(started);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > DEADLINE {
+            let _ = child.kill();
+            panic!("rdblens {args:?} hung for {DEADLINE:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Run {
+        code: status.code().unwrap_or(-1),
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+    }
+}
+
+/// The report JSON without what names or describes the input itself
+/// (its path, aux fields, size): the rest is the data's.
+fn data_part(json: &str) -> Value {
+    let mut v: Value = serde_json::from_str(json).unwrap();
+    let object = v.as_object_mut().unwrap();
+    object.remove("files");
+    object.remove("tool_version");
+    // The per-shard table names each input by its path.
+    object.remove("shards");
+    // The server's own used_memory (an aux field) changes between saves.
+    object.remove("used_memory");
+    v
+}
+
+fn report_args<'a>(input: &'a str, out: &'a str) -> Vec<&'a str> {
+    vec![
+        "report",
+        input,
+        "--format",
+        "json",
+        "-o",
+        out,
+        "--now",
+        NOW,
+        "--jemalloc-quantum",
+        "8",
+        "--top",
+        "5",
+    ]
+}
+
+/// The report of `redis-cli --rdb` of `server`'s data (in its directory).
+fn report_of_redis_cli_rdb(server: &Server) -> Value {
+    let file = server.dir.path().join("by-redis-cli.rdb");
+    server.rdb_by_redis_cli(&file);
+    let out = server.dir.path().join("file.json");
+    let run = rdblens(&report_args(file.to_str().unwrap(), out.to_str().unwrap()), &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    data_part(&std::fs::read_to_string(out).unwrap())
+}
+
+/// The entries of `dir` (to see that nothing was left behind).
+fn entries(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// The number in `text` right before `suffix` (` keepalives`).
+fn number_before(text: &str, suffix: &str) -> u64 {
+    let at = text
+        .find(suffix)
+        .unwrap_or_else(|| panic!("no `{suffix}` in {text}"));
+    let digits: String = text[..at]
+        .chars()
+        .rev()
+        .take_while(char::is_ascii_digit)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    digits.parse().unwrap()
+}
+
+#[test]
+fn a_disk_based_snapshot_reports_as_redis_cli_rdb_and_is_saved() {
+    let Some(bin) = redis_server("a_disk_based_snapshot_reports_as_redis_cli_rdb_and_is_saved") else {
+        return;
+    };
+    let server = Server::start(&bin, &["--repl-diskless-sync", "no"]);
+    server.load(&mixed_data(2000));
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("live.json");
+    let saved = work.path().join("saved.rdb");
+    let url = server.url();
+    let mut args = report_args(&url, out.to_str().unwrap());
+    args.extend(["--yes", "--save", saved.to_str().unwrap()]);
+    let run = rdblens(&args, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!("{url}: snapshot by PSYNC ("))
+            && run.stderr.contains(" bytes saved to disk first)"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("is a primary: a snapshot makes it fork"),
+        "{}",
+        run.stderr
+    );
+    let live = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(data_part(&live), report_of_redis_cli_rdb(&server));
+    let v: Value = serde_json::from_str(&live).unwrap();
+    assert_eq!(v["files"][0]["path"], url.as_str());
+    assert_eq!(v["totals"]["keys"], 2002);
+    // The saved copy is the whole snapshot: its report is the same, and
+    // its size is the length the server announced.
+    let announced = number_before(&run.stderr, " bytes saved to disk first");
+    assert_eq!(std::fs::metadata(&saved).unwrap().len(), announced);
+    let again = work.path().join("saved.json");
+    let run = rdblens(
+        &report_args(saved.to_str().unwrap(), again.to_str().unwrap()),
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        data_part(&std::fs::read_to_string(again).unwrap()),
+        data_part(&live)
+    );
+    assert_eq!(entries(work.path()), ["live.json", "saved.json", "saved.rdb"]);
+}
+
+#[test]
+fn a_diskless_snapshot_after_keepalives_reports_as_redis_cli_rdb() {
+    let Some(bin) = redis_server("a_diskless_snapshot_after_keepalives_reports_as_redis_cli_rdb") else {
+        return;
+    };
+    // The server waits 3 s for more replicas before it saves, sending a
+    // `\n` keepalive each second meanwhile.
+    let server = Server::start(
+        &bin,
+        &["--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "3"],
+    );
+    server.load(&mixed_data(2000));
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("live.json");
+    let url = server.url();
+    let mut args = report_args(&url, out.to_str().unwrap());
+    args.push("--yes");
+    let run = rdblens(&args, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("snapshot by PSYNC (diskless, streamed as it is saved)"),
+        "{}",
+        run.stderr
+    );
+    assert!(number_before(&run.stderr, " keepalives") >= 2, "{}", run.stderr);
+    let live = std::fs::read_to_string(&out).unwrap();
+    // redis-cli waits out the same delay.
+    assert_eq!(data_part(&live), report_of_redis_cli_rdb(&server));
+    // Nothing announced a listening port: no replica is left listed.
+    let info = server.cli(&["INFO", "replication"]);
+    assert!(info.contains("connected_slaves:0"), "{info}");
+}
+
+#[test]
+fn keys_advise_and_check_read_a_server_too() {
+    let Some(bin) = redis_server("keys_advise_and_check_read_a_server_too") else {
+        return;
+    };
+    let server = Server::start(&bin, &["--repl-diskless-sync", "no"]);
+    server.load(&mixed_data(300));
+    let file = server.dir.path().join("by-redis-cli.rdb");
+    server.rdb_by_redis_cli(&file);
+    let url = server.url();
+    let live = rdblens(&["keys", &url, "--yes", "--quiet", "--now", NOW], &[]);
+    assert_eq!(live.code, 0, "{}", live.stderr);
+    let of_file = rdblens(&["keys", file.to_str().unwrap(), "--now", NOW], &[]);
+    assert_eq!(of_file.code, 0, "{}", of_file.stderr);
+    assert_eq!(live.stdout.lines().count(), 303);
+    assert_eq!(live.stdout, of_file.stdout);
+    let check = rdblens(&["check", &url, "--yes"], &[]);
+    assert_eq!(check.code, 0, "{}", check.stderr);
+    assert!(check.stdout.contains("keys: 302"), "{}", check.stdout);
+    let advise = rdblens(&["advise", &url, "--yes", "--format", "json"], &[]);
+    assert_eq!(advise.code, 0, "{}", advise.stderr);
+    let of_file = rdblens(&["advise", file.to_str().unwrap(), "--format", "json"], &[]);
+    assert_eq!(advise.stdout, of_file.stdout);
+}
+
+#[test]
+fn a_primary_needs_yes_without_a_terminal() {
+    let Some(bin) = redis_server("a_primary_needs_yes_without_a_terminal") else {
+        return;
+    };
+    let server = Server::start(&bin, &[]);
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("r.json");
+    let run = rdblens(&report_args(&server.url(), out.to_str().unwrap()), &[]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("not going ahead without --yes (standard input is not a terminal to ask on)"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("used_memory "), "{}", run.stderr);
+    assert!(entries(work.path()).is_empty());
+    // Nothing was asked of the server: no fork happened.
+    let info = server.cli(&["INFO", "stats"]);
+    assert!(info.contains("sync_full:0"), "{info}");
+}
+
+#[test]
+fn passwords_from_the_url_or_rediscli_auth_and_a_wrong_one() {
+    let Some(bin) = redis_server("passwords_from_the_url_or_rediscli_auth_and_a_wrong_one") else {
+        return;
+    };
+    let server = Server::start_in(
+        &bin,
+        tempfile::tempdir().unwrap(),
+        &["--requirepass", "s3cret", "--repl-diskless-sync", "no"],
+        &["--no-auth-warning", "-a", "s3cret"],
+    );
+    server.load(&mixed_data(50));
+    let plain = server.url();
+    let with_password = format!("redis://:s3cret@127.0.0.1:{}", server.port);
+    let ok = rdblens(&["check", &with_password, "--yes"], &[]);
+    assert_eq!(ok.code, 0, "{}", ok.stderr);
+    assert!(!ok.stderr.contains("s3cret") && !ok.stdout.contains("s3cret"));
+    let ok = rdblens(&["check", &plain, "--yes"], &[("REDISCLI_AUTH", "s3cret")]);
+    assert_eq!(ok.code, 0, "{}", ok.stderr);
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("r.json");
+    let wrong = format!("redis://:nope@127.0.0.1:{}", server.port);
+    let run = rdblens(&report_args(&wrong, out.to_str().unwrap()), &[]);
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!(
+            "rdblens: redis://127.0.0.1:{}: cannot open: authentication failed: WRONGPASS",
+            server.port
+        )),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("nope"), "{}", run.stderr);
+    let run = rdblens(&report_args(&plain, out.to_str().unwrap()), &[]);
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("authentication failed: NOAUTH Authentication required. (the server needs a password: give it in the URL or in REDISCLI_AUTH)"),
+        "{}",
+        run.stderr
+    );
+    assert!(entries(work.path()).is_empty());
+}
+
+#[test]
+fn an_acl_user_with_the_documented_permissions_and_one_without() {
+    let Some(bin) = redis_server("an_acl_user_with_the_documented_permissions_and_one_without") else {
+        return;
+    };
+    let server = Server::start(&bin, &["--repl-diskless-sync", "no"]);
+    server.load(&mixed_data(50));
+    server.cli(&[
+        "ACL",
+        "SETUSER",
+        "snap",
+        "on",
+        ">pw",
+        "+psync",
+        "+replconf",
+        "+ping",
+    ]);
+    server.cli(&[
+        "ACL",
+        "SETUSER",
+        "nosync",
+        "on",
+        ">pw",
+        "+ping",
+        "+info",
+        "+replconf",
+    ]);
+    server.cli(&["ACL", "SETUSER", "noreplconf", "on", ">pw", "+ping", "+psync"]);
+    let url = |user: &str| format!("redis://{user}:pw@127.0.0.1:{}", server.port);
+    let ok = rdblens(&["check", &url("snap"), "--yes"], &[]);
+    assert_eq!(ok.code, 0, "{}", ok.stderr);
+    // Without +info its role cannot be told: the fork warning says so.
+    assert!(ok.stderr.contains("INFO is refused (NOPERM"), "{}", ok.stderr);
+    let run = rdblens(&["check", &url("nosync"), "--yes"], &[]);
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("the user may not run PSYNC (NOPERM")
+            && run
+                .stderr
+                .contains("replication needs +psync +replconf +ping (docs/live.md)"),
+        "{}",
+        run.stderr
+    );
+    let run = rdblens(&["check", &url("noreplconf"), "--yes"], &[]);
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("the user may not run REPLCONF (NOPERM"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_unix_socket() {
+    let Some(bin) = redis_server("a_unix_socket") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("redis.sock");
+    let server = Server::start_in(
+        &bin,
+        dir,
+        &[
+            "--unixsocket",
+            socket.to_str().unwrap(),
+            "--repl-diskless-sync",
+            "no",
+        ],
+        &[],
+    );
+    server.load(&mixed_data(20));
+    let url = format!("unix://{}", socket.display());
+    let run = rdblens(&["check", &url, "--yes"], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("keys: 22"), "{}", run.stdout);
+}
+
+#[test]
+fn replication_renamed_away_advises_via_dump() {
+    let Some(bin) = redis_server("replication_renamed_away_advises_via_dump") else {
+        return;
+    };
+    let server = Server::start(
+        &bin,
+        &["--rename-command", "SYNC", "", "--rename-command", "PSYNC", ""],
+    );
+    let run = rdblens(&["check", &server.url(), "--yes"], &[]);
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("the server refuses replication (PSYNC: ERR unknown command 'PSYNC'")
+            && run.stderr.contains("; SYNC: ERR unknown command 'SYNC'")
+            && run.stderr.contains("use --via dump"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_replica_connection_killed_mid_transfer_leaves_no_output() {
+    let Some(bin) = redis_server("a_replica_connection_killed_mid_transfer_leaves_no_output") else {
+        return;
+    };
+    // Diskless, at once, 2 ms per key: 2,000 keys take 4 s to send.
+    let server = Server::start(
+        &bin,
+        &[
+            "--repl-diskless-sync",
+            "yes",
+            "--repl-diskless-sync-delay",
+            "0",
+            "--rdb-key-save-delay",
+            "2000",
+        ],
+    );
+    server.load(&mixed_data(2000));
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("r.json");
+    let saved = work.path().join("saved.rdb");
+    let url = server.url();
+    let mut args = report_args(&url, out.to_str().unwrap());
+    args.extend(["--yes", "--save", saved.to_str().unwrap()]);
+    let run = rdblens_with(&args, &[], |_| {
+        std::thread::sleep(Duration::from_millis(1500));
+        let killed = server.cli(&["CLIENT", "KILL", "TYPE", "replica"]);
+        assert_eq!(killed.trim(), "1", "{killed}");
+    });
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    let received = number_before(&run.stderr, " bytes of the snapshot: the transfer was cut");
+    assert!(received > 0, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains(&format!("rdblens: {url}: the connection closed after ")),
+        "{}",
+        run.stderr
+    );
+    assert!(entries(work.path()).is_empty(), "{:?}", entries(work.path()));
+    assert!(run.stdout.is_empty());
+}
+
+#[test]
+fn a_server_stopped_past_the_timeout_fails_without_hanging() {
+    let Some(bin) = redis_server("a_server_stopped_past_the_timeout_fails_without_hanging") else {
+        return;
+    };
+    let server = Server::start(
+        &bin,
+        &[
+            "--repl-diskless-sync",
+            "yes",
+            "--repl-diskless-sync-delay",
+            "0",
+            "--rdb-key-save-delay",
+            "2000",
+        ],
+    );
+    server.load(&mixed_data(2000));
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("r.json");
+    let url = server.url();
+    // Stopped mid-transfer.
+    let mut args = report_args(&url, out.to_str().unwrap());
+    args.extend(["--yes", "--timeout", "2"]);
+    let run = rdblens_with(&args, &[], |_| {
+        std::thread::sleep(Duration::from_millis(1500));
+        server.signal("STOP");
+    });
+    server.signal("CONT");
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("no byte of the snapshot for 2 s after ")
+            && run.stderr.contains("the server stopped sending"),
+        "{}",
+        run.stderr
+    );
+    assert!(entries(work.path()).is_empty());
+    // Stopped before the first reply.
+    server.signal("STOP");
+    let started = Instant::now();
+    let run = rdblens(&["check", &url, "--yes", "--timeout", "1"], &[]);
+    server.signal("CONT");
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert!(
+        run.stderr
+            .contains("no answer for 1 s waiting for the reply to INFO (--timeout)"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_port_that_speaks_http_is_not_a_redis_server() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let http = std::thread::spawn(move || {
+        let (mut conn, _) = listener.accept().unwrap();
+        let mut request = [0u8; 256];
+        let _ = conn.read(&mut request);
+        conn.write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            .unwrap();
+    });
+    let url = format!("redis://127.0.0.1:{port}");
+    let run = rdblens(&["check", &url, "--yes", "--timeout", "5"], &[]);
+    http.join().unwrap();
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!(
+            "rdblens: {url}: cannot open: not a Redis server: to INFO, it answered `HTTP/1.1 400 Bad Request`"
+        )),
+        "{}",
+        run.stderr
+    );
+    // Nothing listens: refused at once.
+    let closed = format!("redis://127.0.0.1:{}", live_server::free_port());
+    let run = rdblens(&["check", &closed, "--yes"], &[]);
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("cannot connect: Connection refused"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_server_still_loading_says_so() {
+    let Some(bin) = redis_server("a_server_still_loading_says_so") else {
+        return;
+    };
+    // A dump to load, then a restart that loads it at 2 ms per key.
+    let first = Server::start(&bin, &[]);
+    first.load(&mixed_data(3000));
+    first.cli(&["SAVE"]);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(first.dir.path().join("dump.rdb"), dir.path().join("dump.rdb")).unwrap();
+    drop(first);
+    // Events (connections) are served every 1 KiB loaded, not 2 MiB.
+    let server = Server::start_in(
+        &bin,
+        dir,
+        &[
+            "--key-load-delay",
+            "2000",
+            "--loading-process-events-interval-bytes",
+            "1024",
+        ],
+        &[],
+    );
+    assert!(server.cli_output(&["PING"]).contains("LOADING"));
+    let run = rdblens(&["check", &server.url(), "--yes"], &[]);
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "LOADING Redis is loading the dataset in memory: try again when the server has loaded its data"
+        ),
+        "{}",
+        run.stderr
+    );
+}
+
+/// `openssl ARGS` in `dir`, which must succeed.
+fn openssl(dir: &Path, args: &[&str]) {
+    let out = Command::new("openssl")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A CA, a server certificate for 127.0.0.1 (and the name cache.test)
+/// and a client certificate, both signed by the CA, in `dir`.
+fn make_certificates(dir: &Path) {
+    openssl(
+        dir,
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "2",
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.crt",
+            "-subj",
+            "/CN=rdblens test CA",
+        ],
+    );
+    for (name, ext) in [
+        ("server", "subjectAltName=IP:127.0.0.1,DNS:cache.test\n"),
+        ("client", "extendedKeyUsage=clientAuth\n"),
+    ] {
+        std::fs::write(dir.join(format!("{name}.ext")), ext).unwrap();
+        openssl(
+            dir,
+            &[
+                "req",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-keyout",
+                &format!("{name}.key"),
+                "-out",
+                &format!("{name}.csr"),
+                "-subj",
+                &format!("/CN={name}"),
+            ],
+        );
+        openssl(
+            dir,
+            &[
+                "x509",
+                "-req",
+                "-in",
+                &format!("{name}.csr"),
+                "-CA",
+                "ca.crt",
+                "-CAkey",
+                "ca.key",
+                "-CAcreateserial",
+                "-days",
+                "2",
+                "-out",
+                &format!("{name}.crt"),
+                "-extfile",
+                &format!("{name}.ext"),
+            ],
+        );
+    }
+}
+
+#[test]
+fn tls_with_a_ca_and_client_certificates() {
+    let Some(bin) = redis_server("tls_with_a_ca_and_client_certificates") else {
+        return;
+    };
+    let certs = tempfile::tempdir().unwrap();
+    make_certificates(certs.path());
+    let file = |name: &str| certs.path().join(name).to_str().unwrap().to_string();
+    let (ca, cert, key) = (file("ca.crt"), file("client.crt"), file("client.key"));
+    let server = Server::start_in(
+        &bin,
+        tempfile::tempdir().unwrap(),
+        &[
+            "--tls-port",
+            "--tls-cert-file",
+            &file("server.crt"),
+            "--tls-key-file",
+            &file("server.key"),
+            "--tls-ca-cert-file",
+            &ca,
+            "--tls-auth-clients",
+            "yes",
+            "--repl-diskless-sync",
+            "no",
+        ],
+        &["--tls", "--cacert", &ca, "--cert", &cert, "--key", &key],
+    );
+    server.load(&mixed_data(40));
+    let url = format!("rediss://127.0.0.1:{}", server.port);
+    let ok = rdblens(
+        &[
+            "check",
+            &url,
+            "--yes",
+            "--tls-ca",
+            &ca,
+            "--tls-cert",
+            &cert,
+            "--tls-key",
+            &key,
+        ],
+        &[],
+    );
+    assert_eq!(ok.code, 0, "{}", ok.stderr);
+    assert!(ok.stdout.contains("keys: 42"), "{}", ok.stdout);
+    // The certificate names cache.test too: checked by that name (SNI).
+    let ok = rdblens(
+        &[
+            "check",
+            &url,
+            "--yes",
+            "--tls-ca",
+            &ca,
+            "--tls-cert",
+            &cert,
+            "--tls-key",
+            &key,
+            "--tls-sni",
+            "cache.test",
+        ],
+        &[],
+    );
+    assert_eq!(ok.code, 0, "{}", ok.stderr);
+    let run = rdblens(
+        &[
+            "check",
+            &url,
+            "--yes",
+            "--tls-ca",
+            &ca,
+            "--tls-cert",
+            &cert,
+            "--tls-key",
+            &key,
+            "--tls-sni",
+            "other.test",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(run.stderr.contains("TLS: the TLS handshake failed: invalid peer certificate: certificate not valid for name \"other.test\""), "{}", run.stderr);
+    // Not the system's CAs.
+    let run = rdblens(
+        &["check", &url, "--yes", "--tls-cert", &cert, "--tls-key", &key],
+        &[],
+    );
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("invalid peer certificate: UnknownIssuer"),
+        "{}",
+        run.stderr
+    );
+    // --tls-insecure takes the certificate unchecked.
+    let ok = rdblens(
+        &[
+            "check",
+            &url,
+            "--yes",
+            "--tls-insecure",
+            "--tls-cert",
+            &cert,
+            "--tls-key",
+            &key,
+        ],
+        &[],
+    );
+    assert_eq!(ok.code, 0, "{}", ok.stderr);
+    // No client certificate: the server hangs up.
+    let run = rdblens(&["check", &url, "--yes", "--tls-ca", &ca], &[]);
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!(
+            "rdblens: {url}: cannot open: waiting for the reply to INFO: received fatal alert: CertificateRequired: \
+             the server wants a client certificate (--tls-cert and --tls-key)\n"
+        )),
+        "{}",
+        run.stderr
+    );
+}
