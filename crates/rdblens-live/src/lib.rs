@@ -14,11 +14,15 @@
 //! - [`replicate`]: the snapshot a replica receives, by the replication
 //!   handshake (each step cited from the server's source), as a `Read` of
 //!   exactly the RDB bytes.
+//! - [`dump`]: `--via dump`, for servers that refuse replication: SCAN,
+//!   TYPE, PTTL, MEMORY USAGE and DUMP per key, the payloads checked and
+//!   written into an RDB stream the same analysis reads.
 //!
 //! Nothing here writes to disk; the command line decides what to do with
 //! the bytes (analyse them as they arrive, and `--save` them).
 
 pub mod conn;
+pub mod dump;
 pub mod error;
 pub mod replicate;
 pub mod resp;
@@ -26,6 +30,7 @@ pub mod session;
 pub mod url;
 
 pub use conn::{ConnectOptions, TlsOptions};
+pub use dump::{DumpOptions, DumpWalk, MeasuredKey, WalkNotes};
 pub use error::LiveError;
 pub use replicate::{replicate, Snapshot, Transfer};
 pub use session::{ServerFacts, Session};

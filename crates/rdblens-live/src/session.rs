@@ -11,8 +11,8 @@ use crate::url::ServerUrl;
 
 /// The ACL permissions each mode needs (docs/live.md says the same).
 pub const REPLICATION_PERMISSIONS: &str = "replication needs +psync +replconf +ping (docs/live.md)";
-pub const DUMP_PERMISSIONS: &str =
-    "--via dump needs +scan +type +pttl +dump +memory and the length commands (docs/live.md)";
+pub const DUMP_PERMISSIONS: &str = "--via dump needs +scan +type +pttl +dump +memory, the length commands \
+                                    and read access to the keys (%R~*) (docs/live.md)";
 
 pub struct Session {
     pub(crate) url: ServerUrl,

@@ -37,5 +37,7 @@ pub fn analyze_files(files: &[PathBuf], labels: &[String], opts: &Options, quiet
     // A server's snapshot cut short fails the run (a file cut short is
     // reported as far as it goes): the server can be asked again.
     crate::live::check_received()?;
-    Ok(summary?)
+    let mut summary = summary?;
+    crate::live::annotate(&mut summary);
+    Ok(summary)
 }

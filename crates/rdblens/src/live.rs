@@ -13,18 +13,44 @@
 
 use std::io::{self, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use anyhow::{bail, Result};
 use clap::Args;
-use rdblens_live::{ConnectOptions, LiveError, ServerUrl, Session, Snapshot, TlsOptions};
+use rdblens_live::{
+    ConnectOptions, DumpOptions, DumpWalk, LiveError, ServerUrl, Session, Snapshot, TlsOptions, WalkNotes,
+};
 
 use crate::output::{Output, WriteError};
+
+/// How a server's data is read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Via {
+    /// The snapshot a replica receives (the server forks to save it).
+    #[default]
+    Replication,
+    /// SCAN, then TYPE, PTTL, MEMORY USAGE and DUMP per key: for servers
+    /// that refuse replication; not a point-in-time snapshot.
+    Dump,
+}
 
 #[derive(Args, Clone, Debug, Default)]
 #[command(next_help_heading = "Live servers (redis://, rediss://, unix:// inputs; docs/live.md)")]
 pub struct LiveArgs {
+    /// How a server's data is read: replication (a snapshot), or dump (key
+    /// by key, for services that refuse replication).
+    #[arg(long, value_enum, default_value = "replication")]
+    pub via: Via,
+    /// --via dump: at most N commands per second (default: as fast as the
+    /// server answers).
+    #[arg(long, value_name = "N")]
+    pub rate: Option<u32>,
+    /// --via dump: keys whose MEMORY USAGE is above BYTES are measured
+    /// (type, length, MEMORY USAGE) instead of serialised with DUMP, and
+    /// listed in the report's warnings.
+    #[arg(long, value_name = "BYTES", default_value_t = 64 << 20)]
+    pub max_dump: u64,
     /// Also write the snapshot received to FILE (renamed into place once
     /// the snapshot is whole; a cut transfer leaves nothing).
     #[arg(long, value_name = "FILE")]
@@ -70,6 +96,9 @@ pub fn configure(args: &LiveArgs, inputs: &[PathBuf]) -> Result<()> {
     if args.save.is_some() && urls != 1 {
         bail!("--save keeps the snapshot of one server: give exactly one server URL (got {urls})");
     }
+    if args.via != Via::Dump && args.rate.is_some() {
+        bail!("--rate paces a DUMP walk: give it with --via dump");
+    }
     if !(args.timeout > 0.0 && args.timeout.is_finite()) {
         bail!("--timeout must be a positive number of seconds");
     }
@@ -106,24 +135,124 @@ pub fn live_source(path: &Path, quiet: bool) -> io::Result<Option<Box<dyn Read +
     let text = path.to_str().unwrap_or_default();
     let settings = SETTINGS.get().cloned().unwrap_or_else(|| LiveArgs {
         timeout: 60.0,
+        max_dump: 64 << 20,
         ..LiveArgs::default()
     });
-    let snapshot = open_snapshot(text, &settings, quiet).map_err(|e| match e {
+    let name = crate::input::input_name(path);
+    let opened = match settings.via {
+        Via::Replication => open_snapshot(text, &settings, quiet).map(Body::Snapshot),
+        Via::Dump => open_walk(text, &settings, &name, quiet).map(Body::Walk),
+    };
+    let body = opened.map_err(|e| match e {
         LiveError::NotConfirmed(why) => io::Error::other(NotConfirmed(why)),
         other => other.into_io(),
     })?;
-    let name = crate::input::input_name(path);
     let source: Box<dyn Read + Send> = match &settings.save {
-        Some(save) => Box::new(Saving::new(snapshot, save, name)?),
-        None => Box::new(Watched(snapshot, name)),
+        Some(save) => Box::new(Saving::new(body, save, name)?),
+        None => Box::new(Watched(body, name)),
     };
     Ok(Some(source))
 }
 
-fn open_snapshot(text: &str, settings: &LiveArgs, quiet: bool) -> Result<Snapshot, LiveError> {
-    let env_password = std::env::var("REDISCLI_AUTH").ok().filter(|p| !p.is_empty());
-    let url = ServerUrl::parse(text, env_password)?;
-    let opts = ConnectOptions {
+/// What a server URL gives: a snapshot, or a DUMP walk's stream.
+enum Body {
+    Snapshot(Snapshot),
+    Walk(Walk),
+}
+
+impl Body {
+    /// Every byte has been read.
+    fn complete(&self) -> bool {
+        match self {
+            Body::Snapshot(s) => s.complete(),
+            Body::Walk(w) => w.ended,
+        }
+    }
+}
+
+impl Read for Body {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Body::Snapshot(s) => s.read(buf),
+            Body::Walk(w) => w.read(buf),
+        }
+    }
+}
+
+/// A DUMP walk, which says on standard error how it went when it ends.
+struct Walk {
+    walk: DumpWalk,
+    notes: Arc<Mutex<WalkNotes>>,
+    name: String,
+    quiet: bool,
+    ended: bool,
+}
+
+impl Read for Walk {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.walk.read(buf)?;
+        if n == 0 && !self.ended {
+            self.ended = true;
+            if let (false, Ok(notes)) = (self.quiet, self.notes.lock()) {
+                eprintln!("rdblens: {}: {}", self.name, walk_summary(&notes));
+            }
+        }
+        Ok(n)
+    }
+}
+
+/// What a finished walk was: for standard error and the report's warnings.
+fn walk_summary(notes: &WalkNotes) -> String {
+    let mut text = format!(
+        "a DUMP walk, not a point-in-time snapshot: {} keys read over {:.1} s with {} commands \
+         (keys written meanwhile may be in either state; expiries as of when each key was read)",
+        notes.keys,
+        notes.elapsed.as_secs_f64(),
+        notes.commands
+    );
+    if notes.vanished > 0 {
+        text.push_str(&format!(
+            "; {} keys were gone by the time they were read",
+            notes.vanished
+        ));
+    }
+    text
+}
+
+/// The lines a walk adds to its input's warnings: what it was, and each
+/// key the size guard measured instead of reading.
+fn walk_warnings(notes: &WalkNotes, max_dump: u64) -> Vec<String> {
+    let mut lines = vec![walk_summary(notes)];
+    for m in &notes.measured {
+        let length = m.length.map_or("unknown".to_string(), |n| n.to_string());
+        lines.push(format!(
+            "{}: not read (MEMORY USAGE {} bytes is above --max-dump {max_dump}): a {}, length {length}; \
+             left out of every figure",
+            String::from_utf8_lossy(&m.key),
+            m.memory,
+            m.kind
+        ));
+    }
+    lines
+}
+
+/// The walks of this run, by input name, for [`annotate`].
+static WALKS: Mutex<Vec<(String, Arc<Mutex<WalkNotes>>)>> = Mutex::new(Vec::new());
+
+/// Adds each DUMP walk's warnings to its input in `summary`.
+pub fn annotate(summary: &mut rdblens_analysis::Summary) {
+    let max_dump = SETTINGS.get().map_or(64 << 20, |s| s.max_dump);
+    let Ok(walks) = WALKS.lock() else { return };
+    for (name, notes) in walks.iter() {
+        let Ok(notes) = notes.lock() else { continue };
+        for file in summary.files.iter_mut().filter(|f| &f.path == name) {
+            file.warnings.extend(walk_warnings(&notes, max_dump));
+        }
+    }
+}
+
+fn connect_options(settings: &LiveArgs) -> ConnectOptions {
+    ConnectOptions {
         tls: TlsOptions {
             ca_file: settings.tls_ca.clone(),
             cert_file: settings.tls_cert.clone(),
@@ -132,8 +261,45 @@ fn open_snapshot(text: &str, settings: &LiveArgs, quiet: bool) -> Result<Snapsho
             insecure: settings.tls_insecure,
         },
         timeout: Some(Duration::from_secs_f64(settings.timeout)),
+    }
+}
+
+fn server_url(text: &str) -> Result<ServerUrl, LiveError> {
+    let env_password = std::env::var("REDISCLI_AUTH").ok().filter(|p| !p.is_empty());
+    Ok(ServerUrl::parse(text, env_password)?)
+}
+
+fn open_walk(text: &str, settings: &LiveArgs, name: &str, quiet: bool) -> Result<Walk, LiveError> {
+    let url = server_url(text)?;
+    let mut session = Session::open(&url, &connect_options(settings))?;
+    // The version and used_memory for the aux fields, where INFO is allowed.
+    let facts = session.facts()?.ok();
+    let opts = DumpOptions {
+        rate: settings.rate,
+        max_value_bytes: settings.max_dump,
     };
-    let mut session = Session::open(&url, &opts)?;
+    let walk = DumpWalk::start(
+        session,
+        opts,
+        facts.as_ref().map(|f| f.version.clone()),
+        facts.and_then(|f| f.used_memory),
+    )?;
+    let notes = walk.notes();
+    if let Ok(mut walks) = WALKS.lock() {
+        walks.push((name.to_string(), Arc::clone(&notes)));
+    }
+    Ok(Walk {
+        walk,
+        notes,
+        name: name.to_string(),
+        quiet,
+        ended: false,
+    })
+}
+
+fn open_snapshot(text: &str, settings: &LiveArgs, quiet: bool) -> Result<Snapshot, LiveError> {
+    let url = server_url(text)?;
+    let mut session = Session::open(&url, &connect_options(settings))?;
     confirm_fork(&mut session, settings.yes)?;
     let snapshot = rdblens_live::replicate(session)?;
     if !quiet {
@@ -220,7 +386,7 @@ pub fn save_write_error(cause: &(dyn std::error::Error + 'static)) -> bool {
 /// A snapshot whose first read error is also recorded for
 /// [`check_received`] (the analysis of a stream notes a read error as the
 /// stream's end; for a server, a cut transfer fails the run).
-struct Watched(Snapshot, String);
+struct Watched(Body, String);
 
 impl Read for Watched {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
@@ -259,13 +425,13 @@ pub fn check_received() -> Result<()> {
 /// FILE, renamed to FILE once the snapshot is whole; a transfer cut short
 /// (or never read to its end) leaves no file.
 struct Saving {
-    snapshot: Snapshot,
+    snapshot: Body,
     name: String,
     output: Option<(Output, Box<dyn Write + Send>)>,
 }
 
 impl Saving {
-    fn new(snapshot: Snapshot, path: &Path, name: String) -> io::Result<Saving> {
+    fn new(snapshot: Body, path: &Path, name: String) -> io::Result<Saving> {
         let output = Output::open(Some(path)).map_err(io::Error::other)?;
         Ok(Saving {
             snapshot,

@@ -777,3 +777,168 @@ fn tls_with_a_ca_and_client_certificates() {
         run.stderr
     );
 }
+
+/// Removes every `expiry_ms` of `v` (a DUMP walk's expiries are the
+/// server's PTTL as of the read, off by up to a millisecond or so), after
+/// checking that each is within `slack_ms` of `reference`'s.
+fn drop_expiry_ms(v: &mut Value, reference: &mut Value, slack_ms: i64) {
+    match (v, reference) {
+        (Value::Object(a), Value::Object(b)) => {
+            if let (Some(x), Some(y)) = (a.remove("expiry_ms"), b.remove("expiry_ms")) {
+                match (x.as_i64(), y.as_i64()) {
+                    (Some(x), Some(y)) => assert!((x - y).abs() <= slack_ms, "expiry_ms {x} vs {y}"),
+                    _ => assert_eq!(x, y),
+                }
+            }
+            for (k, x) in a.iter_mut() {
+                if let Some(y) = b.get_mut(k) {
+                    drop_expiry_ms(x, y, slack_ms);
+                }
+            }
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            for (x, y) in a.iter_mut().zip(b.iter_mut()) {
+                drop_expiry_ms(x, y, slack_ms);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn via_dump_reads_a_server_whose_replication_is_renamed_away() {
+    let Some(bin) = redis_server("via_dump_reads_a_server_whose_replication_is_renamed_away") else {
+        return;
+    };
+    let server = Server::start(
+        &bin,
+        &["--rename-command", "SYNC", "", "--rename-command", "PSYNC", ""],
+    );
+    server.load(&mixed_data(1500));
+    // The file to compare with: the server's own save.
+    server.cli(&["SAVE"]);
+    let file = server.dir.path().join("dump.rdb");
+    let work = tempfile::tempdir().unwrap();
+    let (live_json, file_json) = (work.path().join("live.json"), work.path().join("file.json"));
+    let url = server.url();
+    let mut args = report_args(&url, live_json.to_str().unwrap());
+    args.extend(["--via", "dump"]);
+    let run = rdblens(&args, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let walk_line = "a DUMP walk, not a point-in-time snapshot: 1502 keys read over ";
+    assert!(
+        run.stderr.contains(&format!("rdblens: {url}: {walk_line}")),
+        "{}",
+        run.stderr
+    );
+    // No fork, so no question on a primary.
+    assert!(!run.stderr.contains("is a primary"), "{}", run.stderr);
+    let of_file = rdblens(
+        &report_args(file.to_str().unwrap(), file_json.to_str().unwrap()),
+        &[],
+    );
+    assert_eq!(of_file.code, 0, "{}", of_file.stderr);
+    let live_text = std::fs::read_to_string(&live_json).unwrap();
+    let live: Value = serde_json::from_str(&live_text).unwrap();
+    let warnings = live["files"][0]["warnings"].as_array().unwrap();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].as_str().unwrap().starts_with(walk_line),
+        "{warnings:?}"
+    );
+    assert_eq!(live["files"][0]["checksum"], "valid");
+    let mut live = data_part(&live_text);
+    let mut of_file = data_part(&std::fs::read_to_string(&file_json).unwrap());
+    drop_expiry_ms(&mut live, &mut of_file, 1000);
+    assert_eq!(live, of_file);
+}
+
+#[test]
+fn via_dump_measures_big_keys_paces_itself_and_names_missing_permissions() {
+    let Some(bin) = redis_server("via_dump_measures_big_keys_paces_itself_and_names_missing_permissions")
+    else {
+        return;
+    };
+    let server = Server::start(&bin, &[]);
+    server.load(&mixed_data(50));
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("live.json");
+    let url = server.url();
+    // The size guard: the 100,000-byte string and the 600-field hash are
+    // measured, not read.
+    let mut args = report_args(&url, out.to_str().unwrap());
+    args.extend(["--via", "dump", "--max-dump", "10000"]);
+    let run = rdblens(&args, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let live: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(live["totals"]["keys"], 50);
+    let warnings: Vec<&str> = live["files"][0]["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    assert_eq!(warnings.len(), 3, "{warnings:?}");
+    let mut measured = warnings[1..].to_vec();
+    measured.sort();
+    assert!(
+        measured[0].starts_with("blob:big: not read (MEMORY USAGE ")
+            && measured[0].ends_with(
+                " bytes is above --max-dump 10000): a string, length 100000; left out of every figure"
+            ),
+        "{measured:?}"
+    );
+    assert!(
+        measured[1].starts_with("hash:big: not read (MEMORY USAGE ")
+            && measured[1].contains("a hash, length 600;"),
+        "{measured:?}"
+    );
+    // --rate 400: one SCAN, 3 commands per key (TYPE, PTTL, MEMORY USAGE),
+    // one DUMP per key read and one length command per key measured.
+    let started = Instant::now();
+    let run = rdblens(
+        &[
+            "check",
+            &url,
+            "--via",
+            "dump",
+            "--rate",
+            "400",
+            "--max-dump",
+            "10000",
+        ],
+        &[],
+    );
+    let commands = 1 + 3 * 52 + 50 + 2;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!(" with {commands} commands ")),
+        "{}",
+        run.stderr
+    );
+    assert!(started.elapsed() >= Duration::from_secs_f64(commands as f64 / 400.0 - 0.05));
+    // A user without +dump.
+    server.cli(&[
+        "ACL", "SETUSER", "nodump", "on", ">pw", "%R~*", "+scan", "+type", "+pttl", "+memory", "+info",
+    ]);
+    let nodump = format!("redis://nodump:pw@127.0.0.1:{}", server.port);
+    let run = rdblens(&["check", &nodump, "--via", "dump"], &[]);
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("the user may not run DUMP (NOPERM")
+            && run
+                .stderr
+                .contains("--via dump needs +scan +type +pttl +dump +memory"),
+        "{}",
+        run.stderr
+    );
+    // --rate belongs to --via dump.
+    let run = rdblens(&["check", &url, "--rate", "5"], &[]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("--rate paces a DUMP walk: give it with --via dump"),
+        "{}",
+        run.stderr
+    );
+}
