@@ -140,7 +140,7 @@ pub fn live_source(path: &Path, quiet: bool) -> io::Result<Option<Box<dyn Read +
     });
     let name = crate::input::input_name(path);
     let opened = match settings.via {
-        Via::Replication => open_snapshot(text, &settings, quiet).map(Body::Snapshot),
+        Via::Replication => open_snapshot(text, &settings, quiet).map(|s| Body::Snapshot(Box::new(s))),
         Via::Dump => open_walk(text, &settings, &name, quiet).map(|w| Body::Walk(Box::new(w))),
     };
     let body = opened.map_err(|e| match e {
@@ -156,7 +156,7 @@ pub fn live_source(path: &Path, quiet: bool) -> io::Result<Option<Box<dyn Read +
 
 /// What a server URL gives: a snapshot, or a DUMP walk's stream.
 enum Body {
-    Snapshot(Snapshot),
+    Snapshot(Box<Snapshot>),
     Walk(Box<Walk>),
 }
 
