@@ -21,8 +21,6 @@ pub struct AdviseArgs {
     /// Dump files, or server URLs (redis://, rediss://, unix://: docs/live.md); several: one combined analysis.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    #[command(flatten)]
-    pub live: crate::live::LiveArgs,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
@@ -45,6 +43,9 @@ pub struct AdviseArgs {
     /// No progress output.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Last, so that its help heading covers its flags alone.
+    #[command(flatten)]
+    pub live: crate::live::LiveArgs,
 }
 
 fn options(args: &AdviseArgs) -> Result<Options> {

@@ -42,8 +42,6 @@ pub struct KeysArgs {
     /// file after the other, with a `file` column naming each (its --label, or its path).
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    #[command(flatten)]
-    pub live: crate::live::LiveArgs,
     /// The name of each file in the `file` column (repeatable: one per file, in order).
     #[arg(long, value_name = "NAME")]
     pub label: Vec<String>,
@@ -65,6 +63,9 @@ pub struct KeysArgs {
     /// does not have.
     #[arg(long)]
     pub skip_unknown: bool,
+    /// Last, so that its help heading covers its flags alone.
+    #[command(flatten)]
+    pub live: crate::live::LiveArgs,
 }
 
 /// Checks the flags before any work: errors here are usage errors (exit 2).

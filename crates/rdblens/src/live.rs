@@ -344,9 +344,9 @@ fn confirm_fork(session: &mut Session, yes: bool) -> Result<(), LiveError> {
         return Ok(());
     }
     if !io::stdin().is_terminal() || !io::stderr().is_terminal() {
-        return Err(LiveError::NotConfirmed(format!(
-            "{url}: not going ahead without --yes (standard input is not a terminal to ask on)"
-        )));
+        return Err(LiveError::NotConfirmed(
+            "not going ahead without --yes (standard input is not a terminal to ask on)".to_string(),
+        ));
     }
     eprint!("rdblens: go ahead? [y/N] ");
     let _ = io::stderr().flush();

@@ -4,8 +4,9 @@
 //! per key, streamed) and `check` (full validation).
 //!
 //! Exit codes: 0 ok, 1 `report --fail-on` found design-rule findings at or
-//! above that severity (or `diff --fail-on-growth` growth above a limit), 2 bad usage (an output that is an input included),
-//! 3 unreadable, corrupt or incomplete input, 4 the output could not be
+//! above that severity (or `diff --fail-on-growth` growth above a limit), 2 bad usage (an output that is an input included,
+//! a primary's snapshot without `--yes`),
+//! 3 unreadable, corrupt or incomplete input (a server that fails or cuts the transfer too), 4 the output could not be
 //! written, 5 rdblens itself failed (a bug: never the input's fault).
 
 // The only unsafe code is the SIGBUS guard around mapped reads (`mapguard.rs`), allowed there.
@@ -77,13 +78,13 @@ enum Command {
         /// The dump file(s) to check, or server URLs (redis://, rediss://, unix://: docs/live.md).
         #[arg(required = true)]
         files: Vec<PathBuf>,
-        #[command(flatten)]
-        live: live::LiveArgs,
         /// Read a file of an RDB version newer than any rdblens knows with
         /// the newest layout it knows, up to the first type or opcode that
         /// layout does not have.
         #[arg(long)]
         skip_unknown: bool,
+        #[command(flatten)]
+        live: live::LiveArgs,
     },
     /// Print a shell completion script, e.g. `rdblens completions bash >
     /// /etc/bash_completion.d/rdblens` (bash, zsh, fish, elvish, powershell).
@@ -255,12 +256,15 @@ const EXIT_STATUSES: [(u8, &str); 6] = [
     (
         EXIT_USAGE,
         "Bad usage: an unknown flag, an invalid value, --threads above 8 per core, the same input twice, \
-         or an output that is one of the inputs (refused before anything is opened for writing).",
+         an output that is one of the inputs (refused before anything is opened for writing), or a \
+         server URL whose primary would fork for a snapshot without --yes when standard input is not a terminal.",
     ),
     (
         EXIT_BAD_INPUT,
         "An input is unreadable, not an RDB file, truncated (a cut file), has values that do not decode \
-         or a checksum mismatch, or shrank while it was read; what could be read is reported first (with --strict, nothing).",
+         or a checksum mismatch, or shrank while it was read; what could be read is reported first (with --strict, nothing). \
+         A server URL that cannot be reached, refuses the login or the snapshot, stops answering for --timeout \
+         or cuts the transfer: nothing is written (docs/live.md).",
     ),
     (
         EXIT_WRITE,

@@ -41,8 +41,6 @@ pub struct ReportArgs {
     /// Dump files, or server URLs (redis://, rediss://, unix://: docs/live.md); several: one combined report.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    #[command(flatten)]
-    pub live: crate::live::LiveArgs,
     /// The name each file goes by in the report, its summary, shard tables,
     /// merges and diffs, instead of its path (repeatable: one per file, in
     /// order). A `--summary-only` summary also records the host name: files
@@ -112,6 +110,9 @@ pub struct ReportArgs {
     pub summary_only: bool,
     #[command(flatten)]
     pub metrics: MetricsArgs,
+    /// Last, so that its help heading covers its flags alone.
+    #[command(flatten)]
+    pub live: crate::live::LiveArgs,
 }
 
 /// The caps of `--format prometheus` (docs/monitoring.md): the number of

@@ -252,6 +252,29 @@ fn keys_advise_and_check_read_a_server_too() {
     assert_eq!(advise.code, 0, "{}", advise.stderr);
     let of_file = rdblens(&["advise", file.to_str().unwrap(), "--format", "json"], &[]);
     assert_eq!(advise.stdout, of_file.stdout);
+    // A --save that cannot be written: exit 4, no report.
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("r.json");
+    let run = rdblens(
+        &[
+            "report",
+            &url,
+            "--yes",
+            "--save",
+            "/dev/full",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 4, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("cannot write /dev/full: No space left on device (os error 28)"),
+        "{}",
+        run.stderr
+    );
+    assert!(entries(work.path()).is_empty());
 }
 
 #[test]
