@@ -21,6 +21,9 @@
 //! Nothing here writes to disk; the command line decides what to do with
 //! the bytes (analyse them as they arrive, and `--save` them).
 
+// A failure that can happen is an error, never a panic.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+
 pub mod conn;
 pub mod dump;
 pub mod error;

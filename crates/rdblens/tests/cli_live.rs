@@ -603,9 +603,12 @@ fn a_server_still_loading_says_so() {
     );
 }
 
+/// The openssl program the TLS test found.
+static OPENSSL: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+
 /// `openssl ARGS` in `dir`, which must succeed.
 fn openssl(dir: &Path, args: &[&str]) {
-    let out = Command::new("openssl")
+    let out = Command::new(OPENSSL.get().unwrap())
         .current_dir(dir)
         .args(args)
         .output()
@@ -686,6 +689,15 @@ fn tls_with_a_ca_and_client_certificates() {
     let Some(bin) = redis_server("tls_with_a_ca_and_client_certificates") else {
         return;
     };
+    let Some(openssl) = support::real_program(
+        "RDBLENS_OPENSSL",
+        &["/usr/bin/openssl"],
+        "openssl",
+        "tls_with_a_ca_and_client_certificates",
+    ) else {
+        return;
+    };
+    let _ = OPENSSL.set(openssl);
     let certs = tempfile::tempdir().unwrap();
     make_certificates(certs.path());
     let file = |name: &str| certs.path().join(name).to_str().unwrap().to_string();
