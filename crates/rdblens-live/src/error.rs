@@ -77,6 +77,9 @@ pub enum LiveError {
         received: u64,
         after: Duration,
     },
+    /// A cluster that cannot be read whole.
+    #[error("{0}")]
+    Cluster(String),
     /// The user said no, or was not asked (`--yes` missing without a terminal).
     #[error("{0}")]
     NotConfirmed(String),

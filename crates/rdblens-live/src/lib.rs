@@ -14,6 +14,8 @@
 //! - [`replicate`]: the snapshot a replica receives, by the replication
 //!   handshake (each step cited from the server's source), as a `Read` of
 //!   exactly the RDB bytes.
+//! - [`cluster`]: a cluster node stands for its cluster: its shards, one
+//!   node read per shard (a replica preferred), every slot covered.
 //! - [`dump`]: `--via dump`, for servers that refuse replication: SCAN,
 //!   TYPE, PTTL, MEMORY USAGE and DUMP per key, the payloads checked and
 //!   written into an RDB stream the same analysis reads.
@@ -24,6 +26,7 @@
 // A failure that can happen is an error, never a panic.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+pub mod cluster;
 pub mod conn;
 pub mod dump;
 pub mod error;

@@ -125,6 +125,37 @@ impl ServerUrl {
         })
     }
 
+    /// The same server login at another node (a cluster's), TLS or not
+    /// as this one.
+    pub fn at_node(&self, host: &str, port: u16) -> ServerUrl {
+        let host = host.to_string();
+        let transport = match self.transport {
+            Transport::Tls { .. } => Transport::Tls { host, port },
+            _ => Transport::Tcp { host, port },
+        };
+        ServerUrl {
+            transport,
+            ..self.clone()
+        }
+    }
+
+    /// The URL in full, password included (escaped): for this process's
+    /// own use, never for messages ([`ServerUrl`]'s `Display` is for those).
+    pub fn with_credentials(&self) -> String {
+        let shown = self.to_string();
+        let (scheme, rest) = shown.split_once("://").unwrap_or(("redis", &shown));
+        let rest = match &self.user {
+            Some(user) => rest.strip_prefix(&format!("{user}@")).unwrap_or(rest),
+            None => rest,
+        };
+        let user = self.user.as_deref().map(percent_encode).unwrap_or_default();
+        match &self.password {
+            Some(p) => format!("{scheme}://{user}:{}@{rest}", percent_encode(p)),
+            None if !user.is_empty() => format!("{scheme}://{user}@{rest}"),
+            None => shown,
+        }
+    }
+
     /// The host name a TLS certificate is checked against (SNI too).
     pub fn host(&self) -> Option<&str> {
         match &self.transport {
@@ -185,6 +216,16 @@ fn percent_decode(text: &str) -> Result<String, String> {
         }
     }
     String::from_utf8(out).map_err(|_| "a %-escape in the URL is not UTF-8".to_string())
+}
+
+/// Every byte but the URL's unreserved ones as `%XX`.
+fn percent_encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }
 
 /// `text` with the password of a `scheme://user:password@` URL replaced
@@ -306,6 +347,18 @@ mod tests {
             err("http://h"),
             "http://h: unknown scheme: expected redis://, rediss:// or unix://"
         );
+    }
+
+    #[test]
+    fn a_node_url_keeps_the_login_and_parses_back() {
+        let u = ServerUrl::parse("rediss://al%20ice:p@ss:w@seed:7000/0", None).unwrap();
+        let node = u.at_node("10.0.0.2", 7003);
+        assert_eq!(node.to_string(), "rediss://al ice@10.0.0.2:7003");
+        let full = node.with_credentials();
+        assert_eq!(full, "rediss://al%20ice:p%40ss%3Aw@10.0.0.2:7003");
+        assert_eq!(ServerUrl::parse(&full, None).unwrap(), node);
+        let plain = ServerUrl::parse("redis://h:1", None).unwrap();
+        assert_eq!(plain.with_credentials(), "redis://h:1");
     }
 
     #[test]

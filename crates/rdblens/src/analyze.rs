@@ -2,7 +2,9 @@
 //! read as it arrives, decompressed on the way) and its header checked first, so an unreadable input fails
 //! the run before any work; then the analysis library's
 //! [`rdblens_analysis::analyze_files`] analyses them at the same time and
-//! merges the summaries in command-line order.
+//! merges the summaries in command-line order. A cluster node's URL
+//! stands for a node of each shard (`crate::live::expand_clusters`), read
+//! a few at a time.
 
 use std::path::PathBuf;
 
@@ -16,6 +18,18 @@ use crate::progress::FilesProgress;
 /// `labels` (none, or one per file) name the files in the summary instead
 /// of their paths; errors name the path.
 pub fn analyze_files(files: &[PathBuf], labels: &[String], opts: &Options, quiet: bool) -> Result<Summary> {
+    let expanded = crate::live::expand_clusters(files)?;
+    if expanded != files {
+        if !labels.is_empty() {
+            anyhow::bail!("--label names each input: a cluster URL stands for several, named by their nodes");
+        }
+        return analyze_in_groups(&expanded, opts, quiet);
+    }
+    analyze_each(files, labels, opts, quiet)
+}
+
+/// [`analyze_files`] of inputs that are what they say (no cluster to expand).
+fn analyze_each(files: &[PathBuf], labels: &[String], opts: &Options, quiet: bool) -> Result<Summary> {
     let mut opened = Vec::with_capacity(files.len());
     for (i, path) in files.iter().enumerate() {
         let file = crate::input::open_source(path, opts.skip_unknown, quiet)?;
@@ -40,4 +54,24 @@ pub fn analyze_files(files: &[PathBuf], labels: &[String], opts: &Options, quiet
     let mut summary = summary?;
     crate::live::annotate(&mut summary);
     Ok(summary)
+}
+
+/// Servers read at once: each is a fork (or a replica's save) and a
+/// transfer in flight, and an opened transfer must be read before the
+/// server's output buffer for it fills.
+const SERVERS_AT_ONCE: usize = 4;
+
+/// The inputs a few at a time (a cluster's shards), their summaries merged
+/// in order: the same summary as one run over all of them, since every
+/// accumulator merges associatively.
+fn analyze_in_groups(files: &[PathBuf], opts: &Options, quiet: bool) -> Result<Summary> {
+    let mut merged: Option<Summary> = None;
+    for group in files.chunks(SERVERS_AT_ONCE) {
+        let summary = analyze_each(group, &[], opts, quiet)?;
+        match &mut merged {
+            None => merged = Some(summary),
+            Some(m) => m.merge(summary)?,
+        }
+    }
+    merged.ok_or_else(|| anyhow::anyhow!("a cluster with no shard serving slots"))
 }

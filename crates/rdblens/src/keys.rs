@@ -151,11 +151,17 @@ pub struct KeysOutcome {
 pub fn run(args: &KeysArgs, opts: &Options) -> Result<KeysOutcome> {
     // Not an RDB file: say so before writing anything (or creating --output).
     // Streams are read (spooled) here, one after the other.
-    let mut opened = Vec::with_capacity(args.files.len());
-    for path in &args.files {
+    let files = crate::live::expand_clusters(&args.files)?;
+    if files != args.files && (!args.label.is_empty() || args.format == KeysFormat::Parquet) {
+        anyhow::bail!(
+            "a cluster URL stands for several inputs, named by their nodes: --label and --format parquet take one per input"
+        );
+    }
+    let mut opened = Vec::with_capacity(files.len());
+    for path in &files {
         opened.push(crate::input::open_rdb(path, opts.skip_unknown, args.quiet)?);
     }
-    let several = args.files.len() > 1;
+    let several = files.len() > 1;
     let (mut output, mut rows) = open_rows(args)?;
     let mut write_error = rows.header(several).err();
     let mut outcome = KeysOutcome {
@@ -165,7 +171,7 @@ pub fn run(args: &KeysArgs, opts: &Options) -> Result<KeysOutcome> {
     // Records of one dump to a file can be written again when the whole
     // dump overturns the build the first part of it settled.
     let rewind = !several && output.can_start_over();
-    for (i, (path, file)) in args.files.iter().zip(opened).enumerate() {
+    for (i, (path, file)) in files.iter().zip(opened).enumerate() {
         let name = crate::input::input_name(path);
         let label = args.label.get(i).cloned().unwrap_or_else(|| name.clone());
         let column = several.then_some(label.as_str());

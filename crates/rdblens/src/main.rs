@@ -214,6 +214,10 @@ fn main() -> ExitCode {
             if let Err(e) = live::configure(&live, &files) {
                 return fail(&e, EXIT_USAGE);
             }
+            let files = match live::expand_clusters(&files) {
+                Ok(f) => f,
+                Err(e) => return fail(&e, EXIT_BAD_INPUT),
+            };
             let mut code = ExitCode::SUCCESS;
             for file in &files {
                 // Buffered per file (a few lines), so that a failure to write

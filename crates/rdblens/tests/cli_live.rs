@@ -977,3 +977,205 @@ fn via_dump_measures_big_keys_paces_itself_and_names_missing_permissions() {
         run.stderr
     );
 }
+
+/// The cluster hash slot of `key` (CRC16/XMODEM of its hash tag or whole
+/// name, modulo 16,384).
+fn key_slot(key: &str) -> u16 {
+    let bytes = key.as_bytes();
+    let tagged = bytes.iter().position(|&b| b == b'{').and_then(|open| {
+        let close = bytes[open + 1..].iter().position(|&b| b == b'}')?;
+        (close > 0).then(|| &bytes[open + 1..open + 1 + close])
+    });
+    let mut crc: u16 = 0;
+    for &b in tagged.unwrap_or(bytes) {
+        crc ^= u16::from(b) << 8;
+        for _ in 0..8 {
+            crc = if crc & 0x8000 != 0 {
+                (crc << 1) ^ 0x1021
+            } else {
+                crc << 1
+            };
+        }
+    }
+    crc % 16384
+}
+
+/// `INFO` field `name` of `server`.
+fn info_field(server: &Server, name: &str) -> String {
+    let info = server.cli(&["INFO"]);
+    let line = info
+        .lines()
+        .find(|l| l.starts_with(&format!("{name}:")))
+        .unwrap_or_else(|| panic!("no {name} in INFO"));
+    line.trim_end()[name.len() + 1..].to_string()
+}
+
+#[test]
+fn a_cluster_node_stands_for_its_cluster_read_from_replicas() {
+    let Some(bin) = redis_server("a_cluster_node_stands_for_its_cluster_read_from_replicas") else {
+        return;
+    };
+    let nodes: Vec<Server> = (0..6)
+        .map(|_| {
+            Server::start(
+                &bin,
+                &["--cluster-enabled", "yes", "--repl-diskless-sync-delay", "0"],
+            )
+        })
+        .collect();
+    let addresses: Vec<String> = nodes.iter().map(|n| format!("127.0.0.1:{}", n.port)).collect();
+    let mut create = vec!["--cluster", "create"];
+    create.extend(addresses.iter().map(String::as_str));
+    create.extend(["--cluster-replicas", "1", "--cluster-yes"]);
+    let out = nodes[0].cli_output(&create);
+    assert!(out.contains("[OK] All 16384 slots covered."), "{out}");
+    // Until every node agrees and every replica has its data set.
+    let started = Instant::now();
+    loop {
+        let ready = nodes
+            .iter()
+            .all(|n| info_field(n, "role") == "master" || info_field(n, "master_link_status") == "up")
+            && nodes
+                .iter()
+                .all(|n| n.cli(&["CLUSTER", "INFO"]).contains("cluster_state:ok"));
+        if ready {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the cluster did not settle"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let primaries: Vec<&Server> = nodes
+        .iter()
+        .filter(|n| info_field(n, "role") == "master")
+        .collect();
+    let replicas: Vec<u16> = nodes
+        .iter()
+        .filter(|n| info_field(n, "role") == "slave")
+        .map(|n| n.port)
+        .collect();
+    assert_eq!((primaries.len(), replicas.len()), (3, 3));
+    // Each key sent to the primary that serves its slot.
+    let owner = |slot: u16| -> &Server {
+        primaries
+            .iter()
+            .find(|p| {
+                let nodes = p.cli(&["CLUSTER", "NODES"]);
+                let mine = nodes.lines().find(|l| l.contains("myself")).unwrap();
+                mine.split(' ').skip(8).any(|range| {
+                    let (a, b) = range.split_once('-').unwrap_or((range, range));
+                    (a.parse::<u16>().unwrap()..=b.parse::<u16>().unwrap()).contains(&slot)
+                })
+            })
+            .unwrap()
+    };
+    let mut per_primary: Vec<Vec<Vec<String>>> = vec![Vec::new(); 3];
+    let mut slot_owner = std::collections::HashMap::new();
+    for command in mixed_data(600) {
+        let slot = key_slot(&command[1]);
+        let port = *slot_owner.entry(slot).or_insert_with(|| owner(slot).port);
+        let i = primaries.iter().position(|p| p.port == port).unwrap();
+        per_primary[i].push(command);
+    }
+    for (p, commands) in primaries.iter().zip(&per_primary) {
+        p.load(commands);
+    }
+    // The replicas have it all.
+    let started = Instant::now();
+    while primaries.iter().any(|p| {
+        info_field(p, "master_repl_offset")
+            != info_field(p, "slave0")
+                .split("offset=")
+                .nth(1)
+                .unwrap()
+                .split(',')
+                .next()
+                .unwrap()
+    }) {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "replicas did not catch up"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // Until the node asked sees every replica as online (a replica whose
+    // offset it has not heard of yet is `loading`, and its primary would be
+    // read instead).
+    let started = Instant::now();
+    while primaries[0].cli(&["CLUSTER", "SHARDS"]).matches("online").count() < 6 {
+        assert!(started.elapsed() < Duration::from_secs(30), "replicas not online");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let full_syncs: Vec<String> = primaries.iter().map(|p| info_field(p, "sync_full")).collect();
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("cluster.json");
+    let url = primaries[0].url();
+    // A primary's URL; no --yes: only replicas are read.
+    let run = rdblens(&report_args(&url, out.to_str().unwrap()), &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!(
+            "rdblens: {url}: a cluster of 3 shards, all 16384 slots served; reading "
+        )),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(run.stderr.matches(" (replica)").count(), 3, "{}", run.stderr);
+    // No primary forked for rdblens.
+    let after: Vec<String> = primaries.iter().map(|p| info_field(p, "sync_full")).collect();
+    assert_eq!(after, full_syncs);
+    let live_text = std::fs::read_to_string(&out).unwrap();
+    let live: Value = serde_json::from_str(&live_text).unwrap();
+    let mut shard_ports: Vec<u16> = live["shards"]["shards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            s["path"]
+                .as_str()
+                .unwrap()
+                .rsplit(':')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    shard_ports.sort();
+    let mut expected = replicas.clone();
+    expected.sort();
+    assert_eq!(shard_ports, expected);
+    assert_eq!(live["totals"]["keys"], 602);
+    // The same as the primaries' snapshots by redis-cli, in one run.
+    let files: Vec<String> = primaries
+        .iter()
+        .map(|p| {
+            let file = p.dir.path().join("by-redis-cli.rdb");
+            p.rdb_by_redis_cli(&file);
+            file.to_str().unwrap().to_string()
+        })
+        .collect();
+    let file_json = work.path().join("files.json");
+    let mut args = report_args(&files[0], file_json.to_str().unwrap());
+    args.insert(2, &files[1]);
+    args.insert(3, &files[2]);
+    let run = rdblens(&args, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        data_part(&live_text),
+        data_part(&std::fs::read_to_string(&file_json).unwrap())
+    );
+    // Slots nobody serves: refused, with where.
+    let first = primaries.iter().find(|p| owner(0).port == p.port).unwrap();
+    first.cli(&["CLUSTER", "DELSLOTSRANGE", "0", "99"]);
+    let run = rdblens(&["check", &first.url()], &[]);
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("a cluster whose shards serve no node for slots 0-99: its data would be incomplete"),
+        "{}",
+        run.stderr
+    );
+}
