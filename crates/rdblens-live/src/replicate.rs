@@ -71,6 +71,8 @@ pub struct Snapshot {
     /// Body bytes read from the connection.
     received: u64,
     timeout: Option<Duration>,
+    /// Where a marked body's reads land before the mark is looked for.
+    chunk: Vec<u8>,
     pub transfer: Transfer,
 }
 
@@ -137,6 +139,7 @@ pub fn replicate(mut session: Session) -> Result<Snapshot, LiveError> {
         body,
         received: 0,
         timeout,
+        chunk: Vec::new(),
         transfer: Transfer {
             command,
             length,
@@ -339,9 +342,13 @@ impl Read for Snapshot {
                     if n > 0 || found {
                         return Ok(n);
                     }
-                    let mut chunk = vec![0u8; 256 << 10];
-                    let got = self.fill(&mut chunk)?;
-                    if self.body.take_in(&chunk[..got]) {
+                    let mut chunk = std::mem::take(&mut self.chunk);
+                    chunk.resize(256 << 10, 0);
+                    let got = self.fill(&mut chunk);
+                    let found = got.as_ref().is_ok_and(|&n| self.body.take_in(&chunk[..n]));
+                    self.chunk = chunk;
+                    got?;
+                    if found {
                         self.hang_up();
                     }
                 }

@@ -35,6 +35,8 @@ pub struct ServerFacts {
     pub master_link_status: Option<String>,
     /// Still loading its data set.
     pub loading: bool,
+    /// A node of a cluster.
+    pub cluster_enabled: bool,
 }
 
 impl ServerFacts {
@@ -57,6 +59,7 @@ impl ServerFacts {
                 "rdb_last_cow_size" => facts.rdb_last_cow_size = value.parse().ok(),
                 "master_link_status" => facts.master_link_status = Some(value.to_string()),
                 "loading" => facts.loading = value == "1",
+                "cluster_enabled" => facts.cluster_enabled = value == "1",
                 _ => {}
             }
         }
@@ -247,6 +250,7 @@ mod tests {
                 rdb_last_cow_size: Some(4096),
                 master_link_status: None,
                 loading: false,
+                cluster_enabled: false,
             }
         );
     }

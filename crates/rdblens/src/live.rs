@@ -144,7 +144,10 @@ pub fn expand_clusters(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
             continue;
         };
         let name = crate::input::input_name(path);
-        let nodes = cluster_nodes(text, &settings).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+        // Worded as the input's own opening would fail: it is the same
+        // connection, login and INFO.
+        let nodes =
+            cluster_nodes(text, &settings).map_err(|e| anyhow::anyhow!("{name}: cannot open: {e}"))?;
         match nodes {
             None => out.push(path.clone()),
             Some(nodes) => out.extend(nodes.into_iter().map(PathBuf::from)),
@@ -162,7 +165,17 @@ fn cluster_nodes(text: &str, settings: &LiveArgs) -> Result<Option<Vec<String>>,
     let url = server_url(text)?;
     let tls = matches!(url.transport, rdblens_live::Transport::Tls { .. });
     let mut session = Session::open(&url, &connect_options(settings))?;
-    let Some(mut shards) = rdblens_live::cluster::shards(&mut session, tls)? else {
+    // INFO tells a cluster node; a user without +info is asked CLUSTER
+    // SHARDS, and one without +cluster either is read as one server.
+    match session.facts()? {
+        Ok(facts) if !facts.cluster_enabled => return Ok(None),
+        _ => {}
+    }
+    let shards = match rdblens_live::cluster::shards(&mut session, tls) {
+        Err(LiveError::NoPermission { .. }) => None,
+        other => other?,
+    };
+    let Some(mut shards) = shards else {
         return Ok(None);
     };
     let gaps = rdblens_live::cluster::uncovered(&shards);
