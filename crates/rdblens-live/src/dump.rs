@@ -97,6 +97,10 @@ impl DumpWalk {
         redis_version: Option<String>,
         used_memory: Option<u64>,
     ) -> Result<DumpWalk, LiveError> {
+        // A cluster replica answers key commands only after READONLY (it
+        // redirects them to its primary otherwise); elsewhere it is refused,
+        // which is fine.
+        session.command(&[b"READONLY"], "READONLY")?;
         let db = session.url().db;
         if db != 0 {
             session.expect_ok(

@@ -1163,10 +1163,27 @@ fn a_cluster_node_stands_for_its_cluster_read_from_replicas() {
     args.insert(3, &files[2]);
     let run = rdblens(&args, &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
+    let of_files = data_part(&std::fs::read_to_string(&file_json).unwrap());
+    assert_eq!(data_part(&live_text), of_files);
+    // Key by key from the replicas (READONLY): the same keys and figures
+    // (expiries as of the walk).
+    let walked = work.path().join("walked.json");
+    let mut args = report_args(&url, walked.to_str().unwrap());
+    args.extend(["--via", "dump"]);
+    let run = rdblens(&args, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(
-        data_part(&live_text),
-        data_part(&std::fs::read_to_string(&file_json).unwrap())
+        run.stderr
+            .matches("a DUMP walk, not a point-in-time snapshot: ")
+            .count(),
+        3,
+        "{}",
+        run.stderr
     );
+    let mut walked = data_part(&std::fs::read_to_string(&walked).unwrap());
+    let mut of_files = of_files;
+    drop_expiry_ms(&mut walked, &mut of_files, 1000);
+    assert_eq!(walked, of_files);
     // Slots nobody serves: refused, with where.
     let first = primaries.iter().find(|p| owner(0).port == p.port).unwrap();
     first.cli(&["CLUSTER", "DELSLOTSRANGE", "0", "99"]);
