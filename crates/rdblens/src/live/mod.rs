@@ -261,9 +261,9 @@ fn confirm_fork(session: &mut Session, yes: bool) -> Result<(), LiveError> {
     let _ = io::stdin().read_line(&mut answer);
     match answer.trim() {
         "y" | "Y" | "yes" => Ok(()),
-        _ => Err(LiveError::NotConfirmed(format!(
-            "{url}: not going ahead (answered no)"
-        ))),
+        _ => Err(LiveError::NotConfirmed(
+            "not going ahead (answered no)".to_string(),
+        )),
     }
 }
 
