@@ -375,10 +375,7 @@ impl Body {
         *start = 0;
         let searched_from = pending.len().saturating_sub(EOF_MARK_LEN - 1);
         pending.extend_from_slice(data);
-        if let Some(at) = pending[searched_from..]
-            .windows(EOF_MARK_LEN)
-            .position(|w| w == &mark[..])
-        {
+        if let Some(at) = memchr::memmem::find(&pending[searched_from..], &mark[..]) {
             pending.truncate(searched_from + at);
             *found = true;
         }
