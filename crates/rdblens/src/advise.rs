@@ -18,7 +18,7 @@ pub enum Format {
 
 #[derive(Args, Debug)]
 pub struct AdviseArgs {
-    /// Dump files (several: one combined analysis).
+    /// Dump files, or server URLs (redis://, rediss://, unix://: docs/live.md); several: one combined analysis.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
     /// Output format.
@@ -47,10 +47,14 @@ pub struct AdviseArgs {
     /// No progress output.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Last, so that its help heading covers its flags alone.
+    #[command(flatten)]
+    pub live: crate::live::LiveArgs,
 }
 
 fn options(args: &AdviseArgs) -> Result<Options> {
     crate::input::refuse_repeated_inputs(&args.files)?;
+    crate::live::configure(&args.live, &args.files)?;
     let inputs = args.files.iter().chain(&args.model.config).chain(&args.rules);
     crate::output::refuse_input_as_output(args.output.as_deref(), inputs.map(|p| p.as_path()))?;
     crate::output::check_writable(args.output.as_deref())?;

@@ -3,7 +3,9 @@
 //! the run before any work; then the analysis library's
 //! [`rdblens_engine::analyze_files`] analyses them at the same time and
 //! merges the summaries in command-line order. Object URLs go to the
-//! fleet runner (src/fleet.rs) instead.
+//! fleet runner (src/fleet.rs) instead; a cluster node's URL stands for a
+//! node of each shard (`crate::live::expand_clusters`), read a few at a
+//! time.
 
 use std::path::PathBuf;
 
@@ -27,6 +29,18 @@ pub fn analyze_files(
     if files.iter().any(|path| crate::input::object_url(path).is_some()) {
         return crate::fleet::analyze(files, labels, opts, jobs, quiet);
     }
+    let expanded = crate::live::expand_clusters(files)?;
+    if expanded != files {
+        if !labels.is_empty() {
+            anyhow::bail!("--label names each input: a cluster URL stands for several, named by their nodes");
+        }
+        return analyze_in_groups(&expanded, opts, quiet);
+    }
+    analyze_each(files, labels, opts, quiet)
+}
+
+/// [`analyze_files`] of inputs that are what they say (no cluster to expand).
+fn analyze_each(files: &[PathBuf], labels: &[String], opts: &Options, quiet: bool) -> Result<Summary> {
     let mut opened = Vec::with_capacity(files.len());
     for (i, path) in files.iter().enumerate() {
         let file = crate::input::open_source(path, opts.skip_unknown, quiet)?;
@@ -45,5 +59,30 @@ pub fn analyze_files(
     };
     let summary = rdblens_engine::analyze_files(opened, &opts);
     drop(progress);
-    Ok(summary?)
+    // A server's snapshot cut short fails the run (a file cut short is
+    // reported as far as it goes): the server can be asked again.
+    crate::live::check_received()?;
+    let mut summary = summary?;
+    crate::live::annotate(&mut summary);
+    Ok(summary)
+}
+
+/// Servers read at once: each is a fork (or a replica's save) and a
+/// transfer in flight, and an opened transfer must be read before the
+/// server's output buffer for it fills.
+const SERVERS_AT_ONCE: usize = 4;
+
+/// The inputs a few at a time (a cluster's shards), their summaries merged
+/// in order: the same summary as one run over all of them, since every
+/// accumulator merges associatively.
+fn analyze_in_groups(files: &[PathBuf], opts: &Options, quiet: bool) -> Result<Summary> {
+    let mut merged: Option<Summary> = None;
+    for group in files.chunks(SERVERS_AT_ONCE) {
+        let summary = analyze_each(group, &[], opts, quiet)?;
+        match &mut merged {
+            None => merged = Some(summary),
+            Some(m) => m.merge(summary)?,
+        }
+    }
+    merged.ok_or_else(|| anyhow::anyhow!("a cluster with no shard serving slots"))
 }

@@ -2,7 +2,7 @@
 //! standard input (`-`), pipes, FIFOs, process substitution and
 //! compressed dumps (gzip, zstd, LZ4 frames, bzip2: by their magic, on
 //! files and streams alike) are streams, read once as they arrive, with no
-//! copy on disk. The commands that read a dump more than once (`keys`,
+//! copy on disk; so are server URLs (`redis://`: `crate::live`). The commands that read a dump more than once (`keys`,
 //! `check`: [`open_rdb`]) spool those to an anonymous temporary file
 //! first. The header is checked before any work, with a hint when
 //! `--skip-unknown` would help (a version newer than any known) and none
@@ -75,6 +75,11 @@ pub struct Stored {
 
 /// The name of an input in messages: `standard input` for `-`.
 pub fn input_name(path: &Path) -> String {
+    // A server URL without its password (`crate::live` would be a circle:
+    // it names its inputs with this function).
+    if let Some(server) = path.to_str().filter(|t| rdblens_live::is_server_url(t)) {
+        return rdblens_live::url::display_name(server);
+    }
     if path == Path::new("-") {
         "standard input".to_string()
     } else {
@@ -139,7 +144,7 @@ pub fn damage_message(c: Compression, why: &str, decompressed: usize) -> String 
 /// nothing is sized from a header: the bytes are streamed as they come.
 pub fn open_input(path: &Path, quiet: bool) -> io::Result<(RdbFile, Stored)> {
     let name = input_name(path);
-    let (source, streamed) = match raw_source(path)? {
+    let (source, streamed) = match raw_source(path, quiet)? {
         Raw::Mapped(map) => {
             let stored = Stored {
                 compression: None,
@@ -190,9 +195,16 @@ enum Raw {
     },
 }
 
-fn raw_source(path: &Path) -> io::Result<Raw> {
+fn raw_source(path: &Path, quiet: bool) -> io::Result<Raw> {
     if let Some(url) = object_url(path) {
         return open_object(url);
+    }
+    if let Some(source) = crate::live::live_source(path, quiet)? {
+        return Ok(Raw::Stream {
+            source,
+            streamed: true,
+            size: None,
+        });
     }
     if path == Path::new("-") {
         let source = Box::new(io::stdin());
@@ -284,7 +296,7 @@ pub fn expand_objects(inputs: &[std::path::PathBuf]) -> Result<Vec<std::path::Pa
 /// happens, and what it decompressed to before is analysed.
 pub fn open_source(path: &Path, skip_unknown: bool, quiet: bool) -> Result<rdblens_engine::Input> {
     let name = input_name(path);
-    let (source, size) = match raw_source(path).with_context(|| format!("{name}: cannot open"))? {
+    let (source, size) = match raw_source(path, quiet).with_context(|| format!("{name}: cannot open"))? {
         Raw::Mapped(map) => {
             read_header(map.bytes(), skip_unknown).with_context(|| name.clone())?;
             return Ok(rdblens_engine::Input::Mapped(map));

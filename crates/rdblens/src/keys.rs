@@ -36,7 +36,8 @@ pub enum KeysFormat {
 
 #[derive(Args, Debug)]
 pub struct KeysArgs {
-    /// The dump files (`-` for standard input). Several: their records one
+    /// The dump files (`-` for standard input), or server URLs (redis://,
+    /// rediss://, unix://: docs/live.md). Several: their records one
     /// file after the other, with a `file` column naming each (its --label, or its path).
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
@@ -61,6 +62,9 @@ pub struct KeysArgs {
     /// does not have.
     #[arg(long)]
     pub skip_unknown: bool,
+    /// Last, so that its help heading covers its flags alone.
+    #[command(flatten)]
+    pub live: crate::live::LiveArgs,
 }
 
 /// Checks the flags before any work: errors here are usage errors (exit 2).
@@ -80,6 +84,7 @@ pub fn prepare(args: &KeysArgs) -> Result<Options> {
     }
     crate::input::refuse_repeated_inputs(&args.files)?;
     crate::common::check_labels(&args.label, args.files.len())?;
+    crate::live::configure(&args.live, &args.files)?;
     let inputs = args.files.iter().chain(&args.model.config);
     crate::output::refuse_input_as_output(args.output.as_deref(), inputs.map(|p| p.as_path()))?;
     crate::output::check_writable(args.output.as_deref())?;
@@ -145,8 +150,15 @@ pub struct KeysOutcome {
 pub fn run(args: &KeysArgs, opts: &Options) -> Result<KeysOutcome> {
     // Not an RDB file: say so before writing anything (or creating --output).
     // Streams are read (spooled) here, one after the other.
-    // Object prefixes and globs: every object under them, in key order.
-    let files = crate::input::expand_objects(&args.files)?;
+    // Object prefixes and globs: every object under them, in key order; a
+    // cluster node's URL: a node of each shard.
+    let objects = crate::input::expand_objects(&args.files)?;
+    let files = crate::live::expand_clusters(&objects)?;
+    if files != objects && (!args.label.is_empty() || args.format == KeysFormat::Parquet) {
+        anyhow::bail!(
+            "a cluster URL stands for several inputs, named by their nodes: --label and --format parquet take one per input"
+        );
+    }
     if args.format == KeysFormat::Parquet && files.len() > 1 {
         anyhow::bail!(
             "--format parquet writes one file per dump, and the object prefixes or globs hold {} objects",

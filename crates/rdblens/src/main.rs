@@ -4,8 +4,9 @@
 //! per key, streamed) and `check` (full validation).
 //!
 //! Exit codes: 0 ok, 1 `report --fail-on` found design-rule findings at or
-//! above that severity (or `diff --fail-on-growth` growth above a limit), 2 bad usage (an output that is an input included),
-//! 3 unreadable, corrupt or incomplete input, 4 the output could not be
+//! above that severity (or `diff --fail-on-growth` growth above a limit), 2 bad usage (an output that is an input included,
+//! a primary's snapshot without `--yes`),
+//! 3 unreadable, corrupt or incomplete input (a server that fails or cuts the transfer too), 4 the output could not be
 //! written, 5 rdblens itself failed (a bug: never the input's fault).
 
 // The only unsafe code is the SIGBUS guard around mapped reads (`mapguard.rs`), allowed there.
@@ -23,6 +24,7 @@ mod fleet;
 mod input;
 mod keyrow;
 mod keys;
+mod live;
 #[allow(unsafe_code)] // the signal handler: see its SAFETY comments
 mod mapguard;
 mod merge;
@@ -75,7 +77,7 @@ enum Command {
     /// Validate a dump: structure, every value, and the trailing checksum.
     /// Prints version, aux fields and key counts; exits 0 only if the file is sound.
     Check {
-        /// The dump file(s) to check.
+        /// The dump file(s) to check, or server URLs (redis://, rediss://, unix://: docs/live.md).
         #[arg(required = true)]
         files: Vec<PathBuf>,
         /// Read a file of an RDB version newer than any rdblens knows with
@@ -83,6 +85,8 @@ enum Command {
         /// layout does not have.
         #[arg(long)]
         skip_unknown: bool,
+        #[command(flatten)]
+        live: live::LiveArgs,
     },
     /// Print a shell completion script, e.g. `rdblens completions bash >
     /// /etc/bash_completion.d/rdblens` (bash, zsh, fish, elvish, powershell).
@@ -141,8 +145,10 @@ fn exit_code(e: &anyhow::Error, default: u8) -> u8 {
         .find_map(|cause| {
             if cause.is::<output::WriteError>() {
                 Some(EXIT_WRITE)
-            } else if cause.is::<output::OutputIsInput>() {
+            } else if cause.is::<output::OutputIsInput>() || live::is_not_confirmed(cause) {
                 Some(EXIT_USAGE)
+            } else if live::save_write_error(cause) {
+                Some(EXIT_WRITE)
             } else if analysis_error(cause).is_some_and(|e| !e.is_input()) {
                 Some(EXIT_INTERNAL)
             } else {
@@ -202,8 +208,15 @@ fn main() -> ExitCode {
             Ok(text) => print_generated(&text),
             Err(e) => fail(&e.into(), EXIT_WRITE),
         },
-        Command::Check { files, skip_unknown } => {
-            let files = match input::expand_objects(&files) {
+        Command::Check {
+            files,
+            live,
+            skip_unknown,
+        } => {
+            if let Err(e) = live::configure(&live, &files) {
+                return fail(&e, EXIT_USAGE);
+            }
+            let files = match input::expand_objects(&files).and_then(|f| live::expand_clusters(&f)) {
                 Ok(files) => files,
                 Err(e) => return fail(&e, EXIT_BAD_INPUT),
             };
@@ -227,8 +240,8 @@ fn main() -> ExitCode {
                     }
                 }
                 if let Err(err) = checked {
-                    eprintln!("rdblens: {}: {err:#}", file.display());
-                    code = ExitCode::from(EXIT_BAD_INPUT);
+                    eprintln!("rdblens: {}: {err:#}", input::input_name(file));
+                    code = ExitCode::from(exit_code(&err, EXIT_BAD_INPUT));
                 }
             }
             code
@@ -249,13 +262,16 @@ const EXIT_STATUSES: [(u8, &str); 6] = [
     (
         EXIT_USAGE,
         "Bad usage: an unknown flag, an invalid value, --threads above 8 per core, the same input twice, \
-         or an output that is one of the inputs (refused before anything is opened for writing).",
+         an output that is one of the inputs (refused before anything is opened for writing), or a \
+         server URL whose primary would fork for a snapshot without --yes when standard input is not a terminal.",
     ),
     (
         EXIT_BAD_INPUT,
         "An input is unreadable, not an RDB file, truncated (a cut file), has values that do not decode \
          or a checksum mismatch, or shrank while it was read, or a shard of object storage could not be read (it is \
-         named in the report); what could be read is reported first (with --strict, nothing).",
+         named in the report); what could be read is reported first (with --strict, nothing). \
+         A server URL that cannot be reached, refuses the login or the snapshot, stops answering for --timeout \
+         or cuts the transfer: nothing is written (docs/live.md).",
     ),
     (
         EXIT_WRITE,

@@ -38,7 +38,7 @@ pub enum SortBy {
 
 #[derive(Args, Debug)]
 pub struct ReportArgs {
-    /// Dump files (several: one combined report).
+    /// Dump files, or server URLs (redis://, rediss://, unix://: docs/live.md); several: one combined report.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
     /// The name each file goes by in the report, its summary, shard tables,
@@ -114,6 +114,9 @@ pub struct ReportArgs {
     pub summary_only: bool,
     #[command(flatten)]
     pub metrics: MetricsArgs,
+    /// Last, so that its help heading covers its flags alone.
+    #[command(flatten)]
+    pub live: crate::live::LiveArgs,
 }
 
 /// The caps of `--format prometheus` (docs/monitoring.md): the number of
@@ -248,6 +251,7 @@ pub fn prepare(args: &ReportArgs) -> Result<(Options, ReportOptions)> {
     }
     crate::input::refuse_repeated_inputs(&args.files)?;
     crate::common::check_labels(&args.label, args.files.len())?;
+    crate::live::configure(&args.live, &args.files)?;
     let inputs = args.files.iter().chain(&args.model.config).chain(&args.rules);
     crate::output::refuse_input_as_output(args.output.as_deref(), inputs.map(|p| p.as_path()))?;
     crate::output::check_writable(args.output.as_deref())?;
