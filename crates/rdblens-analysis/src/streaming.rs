@@ -38,7 +38,7 @@ use crate::mainpass::summary_of;
 use crate::options::Options;
 use crate::pipeline::{batch_facts, batch_facts_both, prepare, AllocatorPass, Prepared};
 use crate::summary::{Checksum, ChecksumMismatch, KeyStats, Summary};
-use crate::walker::WalkOutcome;
+use crate::walker::{KnownLens, WalkOutcome};
 
 /// Bytes a chunk holds (more only when one record is longer).
 const CHUNK_BYTES: usize = 4 << 20;
@@ -97,6 +97,7 @@ fn analyze(
         out: WalkOutcome::default(),
         done: false,
         chunk_bytes,
+        lens: Vec::new(),
     });
     let spare: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
     let workers = run(&p, opts, &walker, &spare);
@@ -241,6 +242,10 @@ struct Chunk {
     from: usize,
     base: u64,
     db: u64,
+    /// Each entry's offset and record length, as the walk that cut the
+    /// chunk found them: the worker takes the values whole instead of
+    /// walking them again to find where they end.
+    lens: KnownLens,
 }
 
 /// Finds where whole records end in the bytes read so far and hands them
@@ -261,6 +266,8 @@ struct ChunkWalker<'s> {
     done: bool,
     /// Bytes a chunk holds (more only when one record is longer).
     chunk_bytes: usize,
+    /// The entries the last walk found whole: (offset, record length).
+    lens: Vec<(u64, u64)>,
 }
 
 /// What a walk of the pending bytes found.
@@ -336,6 +343,7 @@ impl ChunkWalker<'_> {
         let mut counts = (0u64, 0u64, 0u64);
         let mut eof = None;
         let mut ended = false;
+        self.lens.clear();
         while end < self.chunk_bytes {
             match records.next() {
                 None => {
@@ -344,7 +352,10 @@ impl ChunkWalker<'_> {
                 }
                 Some(Ok(record)) => {
                     match &record {
-                        Record::Entry(_) => counts.0 += 1,
+                        Record::Entry(e) => {
+                            counts.0 += 1;
+                            self.lens.push((e.offset, e.record_len));
+                        }
                         Record::Function { .. } | Record::FunctionPreGa { .. } => counts.1 += 1,
                         Record::ModuleAux(_) => counts.2 += 1,
                         Record::Eof(e) => eof = Some((e.offset, e.checksum)),
@@ -425,6 +436,7 @@ impl ChunkWalker<'_> {
         }
         let mut other = spare.unwrap_or_default();
         other.clear();
+        let lens: KnownLens = self.lens.drain(..).collect();
         let chunk = if self.pending.len() - end <= len {
             other.extend_from_slice(&self.pending[end..]);
             let mut bytes = std::mem::replace(&mut self.pending, other);
@@ -435,6 +447,7 @@ impl ChunkWalker<'_> {
                 from: start,
                 base: self.base,
                 db: self.db,
+                lens,
             }
         } else {
             other.extend_from_slice(&self.pending[start..end]);
@@ -444,6 +457,7 @@ impl ChunkWalker<'_> {
                 from: 0,
                 base: self.base,
                 db: self.db,
+                lens,
             }
         };
         self.base += len as u64;
@@ -518,8 +532,9 @@ impl Worker {
         // With the evidence, every key counts toward it: the filter is the fold's.
         let every_key = p.deferred.is_some();
         // Whole records, walked before: an error here is one the walk recorded.
-        let records = p.rdb.records_in(&chunk.bytes[chunk.from..], chunk.base, chunk.db);
-        for record in records.map_while(Result::ok) {
+        let mut records = p.rdb.records_in(&chunk.bytes[chunk.from..], chunk.base, chunk.db);
+        let mut cursor = 0;
+        while let Some(Ok(record)) = chunk.lens.next_record(&mut records, &mut cursor) {
             if let Record::Entry(e) = &record {
                 if every_key || opts.filter.admits_entry(e) {
                     batch.push(record);
