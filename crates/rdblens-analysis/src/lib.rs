@@ -69,7 +69,7 @@ pub use ordered::{
 pub use pipeline::profile_for;
 pub use settings::{join_differences, Difference, Setting, Settings, Shaping};
 pub use shard::ShardStats;
-pub use streaming::analyze_stream;
+pub use streaming::{analyze_stream, walk_stream, StreamEnd};
 pub use summary::{
     AccuracyInfo, AllocatorInfo, Checksum, ChecksumMismatch, Compression, Damage, FileInfo, KeyStats,
     MergeError, Summary, DAMAGE_KEPT, SUMMARY_VERSION,

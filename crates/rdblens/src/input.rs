@@ -2,9 +2,11 @@
 //! standard input (`-`), pipes, FIFOs, process substitution and
 //! compressed dumps (gzip, zstd, LZ4 frames, bzip2: by their magic, on
 //! files and streams alike) are streams, read once as they arrive, with no
-//! copy on disk. The commands that read a dump more than once (`keys`,
-//! `check`: [`open_rdb`]) spool those to an anonymous temporary file
-//! first. The header is checked before any work, with a hint when
+//! copy on disk; so are they for `check`, which reads a dump once in file
+//! order ([`open_once`]). `keys` ([`open_rdb`]) spools those to an
+//! anonymous temporary file first: the allocator build its first record
+//! needs is settled by a pass of its own over the dump, before the walk
+//! that writes the records (docs/performance.md). The header is checked before any work, with a hint when
 //! `--skip-unknown` would help (a version newer than any known) and none
 //! when it would not.
 
@@ -66,8 +68,6 @@ impl Compression {
 /// How a dump was stored.
 pub struct Stored {
     pub compression: Option<Compression>,
-    /// Read from a pipe, FIFO or standard input (spooled to a temporary file).
-    pub streamed: bool,
     /// Why decompression stopped early (a cut or corrupt stream: what came
     /// out before is still read).
     pub damage: Option<String>,
@@ -143,7 +143,6 @@ pub fn open_input(path: &Path, quiet: bool) -> io::Result<(RdbFile, Stored)> {
         Raw::Mapped(map) => {
             let stored = Stored {
                 compression: None,
-                streamed: false,
                 damage: None,
             };
             return Ok((map, stored));
@@ -169,11 +168,7 @@ pub fn open_input(path: &Path, quiet: bool) -> io::Result<(RdbFile, Stored)> {
     w.flush().map_err(spool_error)?;
     drop(w);
     drop(counter);
-    let stored = Stored {
-        compression,
-        streamed,
-        damage,
-    };
+    let stored = Stored { compression, damage };
     Ok((RdbFile::from_file(out)?, stored))
 }
 
@@ -256,6 +251,7 @@ pub fn open_source(path: &Path, skip_unknown: bool, quiet: bool) -> Result<rdble
             compression: c,
             name: name.clone(),
             out: 0,
+            kept: None,
         }),
     };
     // The magic, and enough to tell a Valkey compressed file by.
@@ -272,15 +268,79 @@ pub fn open_source(path: &Path, skip_unknown: bool, quiet: bool) -> Result<rdble
     Ok(rdblens_analysis::Input::Stream(Box::new(stream)))
 }
 
+/// A dump opened for one pass in file order (`check`).
+pub enum OnePass {
+    /// A regular file that is not compressed: mapped.
+    Mapped(RdbFile),
+    /// Anything else, read once as it arrives, its header checked: the
+    /// magic and the first bytes are read again from `source`.
+    Stream {
+        source: Box<dyn Read + Send>,
+        compression: Option<Compression>,
+        /// Why decompression stopped early, and after how many
+        /// decompressed bytes, once it has (set while `source` is read).
+        damage: DamageCell,
+    },
+}
+
+/// Where a decompressor that stops early keeps why (see [`OnePass`]).
+pub type DamageCell = std::sync::Arc<std::sync::Mutex<Option<(String, usize)>>>;
+
+/// Opens `path` to be read once in file order: a regular uncompressed
+/// file is mapped; standard input, a pipe, a FIFO or a compressed file is
+/// a stream (decompressed as it comes), with nothing written to disk.
+/// The header is checked as by [`read_header`] (the error names no file).
+/// `quiet` hides the byte counter drawn while a stream is received.
+pub fn open_once(path: &Path, skip_unknown: bool, quiet: bool) -> Result<OnePass> {
+    let name = input_name(path);
+    let (source, streamed) = match raw_source(path).context("cannot open")? {
+        Raw::Mapped(map) => return Ok(OnePass::Mapped(map)),
+        Raw::Stream { source, streamed } => (source, streamed),
+    };
+    let source = if streamed {
+        Receiving::new(source, &name, !quiet)
+    } else {
+        let size = std::fs::metadata(path).map_or(0, |m| m.len());
+        let show = crate::progress::should_show(quiet, io::stderr().is_terminal(), size);
+        Receiving::sized(source, size, show)
+    };
+    let mut source = BufReader::with_capacity(1 << 20, source);
+    let compression = Compression::sniff(source.fill_buf().context("cannot open")?);
+    let damage = DamageCell::default();
+    let mut decoded: Box<dyn Read + Send> = match compression {
+        None => Box::new(source),
+        Some(c) => Box::new(Decompressed {
+            inner: c.decoder(source),
+            compression: c,
+            name,
+            out: 0,
+            kept: Some(damage.clone()),
+        }),
+    };
+    let mut magic = Vec::with_capacity(64);
+    (&mut decoded)
+        .take(64)
+        .read_to_end(&mut magic)
+        .context("cannot open")?;
+    read_header(&magic, skip_unknown)?;
+    Ok(OnePass::Stream {
+        source: Box::new(io::Cursor::new(magic).chain(decoded)),
+        compression,
+        damage,
+    })
+}
+
 /// A decompressor whose first error ends its stream: a line on standard
-/// error says where (after how many decompressed bytes) and why, and the
-/// analysis reads what came before, as of a stream cut there.
+/// error says where (after how many decompressed bytes) and why, or
+/// `kept` keeps it for the caller to say; what came before is read, as
+/// of a stream cut there.
 struct Decompressed<'a> {
     inner: Box<dyn Read + Send + 'a>,
     compression: Compression,
     name: String,
     /// Decompressed bytes given out so far.
     out: usize,
+    kept: Option<DamageCell>,
 }
 
 impl Read for Decompressed<'_> {
@@ -293,11 +353,18 @@ impl Read for Decompressed<'_> {
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
-                    eprintln!(
-                        "rdblens: {}: {}",
-                        self.name,
-                        damage_message(self.compression, &e.to_string(), self.out)
-                    );
+                    match &self.kept {
+                        Some(cell) => {
+                            if let Ok(mut kept) = cell.lock() {
+                                *kept = Some((e.to_string(), self.out));
+                            }
+                        }
+                        None => eprintln!(
+                            "rdblens: {}: {}",
+                            self.name,
+                            damage_message(self.compression, &e.to_string(), self.out)
+                        ),
+                    }
                     self.inner = Box::new(io::empty());
                     return Ok(0);
                 }
