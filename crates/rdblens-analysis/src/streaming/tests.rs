@@ -194,6 +194,9 @@ fn buffers_are_reused_not_accumulated() {
         db: 0,
         crc: Crc64Digest::new(),
         out: WalkOutcome::default(),
+        lens: Vec::new(),
+        checksum_status: None,
+        eof_end: None,
         done: false,
         chunk_bytes: 512,
     };
@@ -246,6 +249,9 @@ fn a_giant_record_grows_the_buffer_by_what_it_lacks() {
         db: 0,
         crc: Crc64Digest::new(),
         out: WalkOutcome::default(),
+        lens: Vec::new(),
+        checksum_status: None,
+        eof_end: None,
         done: false,
         chunk_bytes: 4096,
     };
