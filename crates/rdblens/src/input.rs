@@ -58,7 +58,11 @@ impl Compression {
     fn decoder<'a, R: BufRead + Send + 'a>(self, source: R) -> Box<dyn Read + Send + 'a> {
         match self {
             Compression::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(source)),
-            Compression::Zstd => Box::new(Unzstd::new(source)),
+            // Every frame: `zstd` writes one, `pzstd` and `cat a.zst b.zst` several.
+            Compression::Zstd => match zstd::stream::read::Decoder::with_buffer(source) {
+                Ok(decoder) => Box::new(decoder),
+                Err(e) => Box::new(FailedRead(Some(e))),
+            },
             Compression::Lz4 => Box::new(lz4_flex::frame::FrameDecoder::new(source)),
             Compression::Bzip2 => Box::new(bzip2::bufread::MultiBzDecoder::new(source)),
         }
@@ -399,39 +403,15 @@ fn spool_error(e: io::Error) -> io::Error {
     )
 }
 
-/// Every zstd frame of a stream (`zstd` writes one, `pzstd` several), as
-/// one `Read`.
-struct Unzstd<R: BufRead> {
-    source: Option<R>,
-    frame: Option<ruzstd::decoding::StreamingDecoder<R, ruzstd::decoding::FrameDecoder>>,
-}
+/// A source whose first read fails with the error that kept it from
+/// being opened (a decompressor that could not start), then ends.
+struct FailedRead(Option<io::Error>);
 
-impl<R: BufRead> Unzstd<R> {
-    fn new(source: R) -> Self {
-        Unzstd {
-            source: Some(source),
-            frame: None,
-        }
-    }
-}
-
-impl<R: BufRead> Read for Unzstd<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        loop {
-            if let Some(frame) = &mut self.frame {
-                match frame.read(buf)? {
-                    0 => self.source = self.frame.take().map(|f| f.into_inner()),
-                    n => return Ok(n),
-                }
-            }
-            let Some(mut source) = self.source.take() else {
-                return Ok(0);
-            };
-            if source.fill_buf()?.is_empty() {
-                return Ok(0);
-            }
-            let frame = ruzstd::decoding::StreamingDecoder::new(source).map_err(io::Error::other)?;
-            self.frame = Some(frame);
+impl Read for FailedRead {
+    fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+        match self.0.take() {
+            Some(e) => Err(e),
+            None => Ok(0),
         }
     }
 }
