@@ -168,6 +168,17 @@ pub struct StreamEnd {
 pub fn walk_stream<E>(
     source: &mut (dyn Read + Send),
     skip_unknown: bool,
+    each: impl FnMut(Record<'_>) -> Result<(), E>,
+) -> (StreamEnd, Option<E>) {
+    walk_chunks(source, skip_unknown, CHUNK_BYTES, each)
+}
+
+/// [`walk_stream`] with chunks of `chunk_bytes` (tests cut records at
+/// every kind of place with small ones).
+fn walk_chunks<E>(
+    source: &mut (dyn Read + Send),
+    skip_unknown: bool,
+    chunk_bytes: usize,
     mut each: impl FnMut(Record<'_>) -> Result<(), E>,
 ) -> (StreamEnd, Option<E>) {
     let mut feed = Feed {
@@ -212,7 +223,7 @@ pub fn walk_stream<E>(
         crc,
         out: WalkOutcome::default(),
         done: false,
-        chunk_bytes: CHUNK_BYTES,
+        chunk_bytes,
         lens: Vec::new(),
         checksum_status: None,
         eof_end: None,
