@@ -48,4 +48,4 @@ pub use ordered::{
     map_keys_in_order_rewindable, Again, InOrder, KeyItem,
 };
 pub use pipeline::profile_for;
-pub use streaming::analyze_stream;
+pub use streaming::{analyze_stream, walk_stream, StreamEnd};

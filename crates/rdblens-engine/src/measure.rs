@@ -141,11 +141,46 @@ pub(crate) fn key_facts_both<'k>(
         ..Measure::for_entry(entry)
     };
     let (a8, a16) = q8.estimate_pair_with(q16, entry, scratch, &mut measure)?;
-    let facts = [
-        facts_of(entry, key, q8.profile(), a8, measure),
-        facts_of(entry, key, q16.profile(), a16, measure),
-    ];
-    Ok((facts, [a8, a16]))
+    let f8 = facts_of(entry, key, q8.profile(), a8, measure);
+    let f16 = with_estimate(&f8, entry, q16.profile(), a16, measure);
+    Ok(([f8, f16], [a8, a16]))
+}
+
+/// `facts` (of `entry`, for another build) with `estimate`, the estimate
+/// for `profile`'s build: what facts_of would give, without working out
+/// again what no build changes (the slot's hash, the type names).
+fn with_estimate<'k>(
+    facts: &KeyFacts<'k>,
+    entry: &Entry<'_>,
+    profile: &rdblens_memory::Profile,
+    estimate: Estimate,
+    measure: Measure,
+) -> KeyFacts<'k> {
+    let serialized_bytes = facts.serialized_bytes;
+    let limit = if estimate.encoding == facts.encoding {
+        facts.limit
+    } else {
+        check_limits(
+            entry.kind(),
+            estimate.encoding,
+            &measure.stats,
+            measure.all_int,
+            profile,
+        )
+    };
+    KeyFacts {
+        encoding: estimate.encoding,
+        memory: estimate.memory.unwrap_or(serialized_bytes),
+        memory_estimated: estimate.memory.is_some(),
+        compact_memory: estimate.compact_memory,
+        keyspace_overhead: estimate.keyspace_overhead,
+        bucket_share: estimate.bucket_share,
+        value_rounding: estimate.allocator_slack,
+        usage_overcount: estimate.usage_overcount,
+        limit,
+        shape: estimate.shape,
+        ..facts.clone()
+    }
 }
 
 /// The facts of `entry` from its estimate for `profile` and what its

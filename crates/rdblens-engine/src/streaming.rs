@@ -36,7 +36,7 @@ use crate::allocator::Sums;
 use crate::error::{guarded, AnalysisError};
 use crate::mainpass::summary_of;
 use crate::pipeline::{batch_facts, batch_facts_both, prepare, AllocatorPass, Prepared};
-use crate::walker::WalkOutcome;
+use crate::walker::{KnownLens, WalkOutcome};
 use rdblens_summary::Options;
 use rdblens_summary::{Checksum, ChecksumMismatch, KeyStats, Summary};
 
@@ -97,6 +97,9 @@ fn analyze(
         out: WalkOutcome::default(),
         done: false,
         chunk_bytes,
+        lens: Vec::new(),
+        checksum_status: None,
+        eof_end: None,
     });
     let spare: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
     let workers = run(&p, opts, &walker, &spare);
@@ -136,6 +139,125 @@ fn analyze(
             .push(format!("reading the stream failed after {size} bytes: {e}"));
     }
     Ok(summary)
+}
+
+/// How a stream walked in file order ([`walk_stream`]) ended.
+#[derive(Debug)]
+pub struct StreamEnd {
+    /// Bytes the stream held (read to its end, past where the walk stopped).
+    pub size: u64,
+    /// Where and why the records stopped short of the EOF record.
+    pub error: Option<rdblens_parser::Error>,
+    /// The read error that ended the stream, if one did.
+    pub read_error: Option<io::Error>,
+    /// What the trailing checksum says, once the EOF record came.
+    pub checksum: Option<ChecksumStatus>,
+    /// Bytes after the EOF record and its checksum.
+    pub trailing: u64,
+    /// The file's format and its magic (the first 9 bytes), when its
+    /// header could be read.
+    pub format: Option<(rdblens_parser::Format, Vec<u8>)>,
+}
+
+/// Walks the records of the dump `source` gives, in file order, read once
+/// as it arrives (`rdblens check` on a pipe or a compressed dump): `each`
+/// gets every record whole, with the file's offsets, until the EOF
+/// record or damage. Its first error stops the walk, and is returned
+/// beside how the stream ended (read to its end all the same, for its
+/// size). Memory is a chunk of records, or the largest single record.
+pub fn walk_stream<E>(
+    source: &mut (dyn Read + Send),
+    skip_unknown: bool,
+    each: impl FnMut(Record<'_>) -> Result<(), E>,
+) -> (StreamEnd, Option<E>) {
+    walk_chunks(source, skip_unknown, CHUNK_BYTES, each)
+}
+
+/// [`walk_stream`] with chunks of `chunk_bytes` (tests cut records at
+/// every kind of place with small ones).
+fn walk_chunks<E>(
+    source: &mut (dyn Read + Send),
+    skip_unknown: bool,
+    chunk_bytes: usize,
+    mut each: impl FnMut(Record<'_>) -> Result<(), E>,
+) -> (StreamEnd, Option<E>) {
+    let mut feed = Feed {
+        source,
+        read: 0,
+        ended: false,
+        error: None,
+        progress: None,
+    };
+    let mut head = Vec::new();
+    feed.fill(&mut head, HEAD_BYTES);
+    let header = read_header(&mut feed, &mut head);
+    let format = if skip_unknown {
+        Rdb::new_allowing_newer(&header)
+    } else {
+        Rdb::new(&header)
+    };
+    let format = match format {
+        Ok(format) => format,
+        Err(e) => {
+            feed.drain();
+            let end = StreamEnd {
+                size: feed.read,
+                error: Some(e),
+                read_error: feed.error,
+                checksum: None,
+                trailing: 0,
+                format: None,
+            };
+            return (end, None);
+        }
+    };
+    let mut crc = Crc64Digest::new();
+    crc.update(&head[..9]);
+    let mut walker = ChunkWalker {
+        format,
+        feed,
+        pending: head,
+        start: 9,
+        base: 9,
+        db: 0,
+        crc,
+        out: WalkOutcome::default(),
+        done: false,
+        chunk_bytes,
+        lens: Vec::new(),
+        checksum_status: None,
+        eof_end: None,
+    };
+    let mut spare = None;
+    let mut stopped = None;
+    while let Some(chunk) = walker.next_chunk(spare.take()) {
+        let mut records = format.records_in(&chunk.bytes[chunk.from..], chunk.base, chunk.db);
+        let mut cursor = 0;
+        // Whole records, walked before: an error here is one the walk recorded.
+        while let Some(Ok(record)) = chunk.lens.next_record(&mut records, &mut cursor) {
+            if let Err(e) = each(record) {
+                stopped = Some(e);
+                break;
+            }
+        }
+        if stopped.is_some() {
+            break;
+        }
+        if chunk.bytes.capacity() <= KEEP_CAPACITY {
+            spare = Some(chunk.bytes);
+        }
+    }
+    let (checksum, eof_end) = (walker.checksum_status, walker.eof_end);
+    let (outcome, size, read_error) = walker.finish();
+    let end = StreamEnd {
+        size,
+        error: outcome.error,
+        read_error,
+        checksum,
+        trailing: eof_end.map_or(0, |end| size.saturating_sub(end)),
+        format: Some((format.format(), header[..9].to_vec())),
+    };
+    (end, stopped)
 }
 
 /// The bytes before the first key (the header and aux fields: what
@@ -241,6 +363,10 @@ struct Chunk {
     from: usize,
     base: u64,
     db: u64,
+    /// Each entry's offset and record length, as the walk that cut the
+    /// chunk found them: the worker takes the values whole instead of
+    /// walking them again to find where they end.
+    lens: KnownLens,
 }
 
 /// Finds where whole records end in the bytes read so far and hands them
@@ -261,6 +387,11 @@ struct ChunkWalker<'s> {
     done: bool,
     /// Bytes a chunk holds (more only when one record is longer).
     chunk_bytes: usize,
+    /// The entries the last walk found whole: (offset, record length).
+    lens: Vec<(u64, u64)>,
+    /// What the trailing checksum said, and where the trailer ended.
+    checksum_status: Option<ChecksumStatus>,
+    eof_end: Option<u64>,
 }
 
 /// What a walk of the pending bytes found.
@@ -336,6 +467,7 @@ impl ChunkWalker<'_> {
         let mut counts = (0u64, 0u64, 0u64);
         let mut eof = None;
         let mut ended = false;
+        self.lens.clear();
         while end < self.chunk_bytes {
             match records.next() {
                 None => {
@@ -344,7 +476,10 @@ impl ChunkWalker<'_> {
                 }
                 Some(Ok(record)) => {
                     match &record {
-                        Record::Entry(_) => counts.0 += 1,
+                        Record::Entry(e) => {
+                            counts.0 += 1;
+                            self.lens.push((e.offset, e.record_len));
+                        }
                         Record::Function { .. } | Record::FunctionPreGa { .. } => counts.1 += 1,
                         Record::ModuleAux(_) => counts.2 += 1,
                         Record::Eof(e) => eof = Some((e.offset, e.checksum)),
@@ -381,6 +516,7 @@ impl ChunkWalker<'_> {
         self.out.module_aux += counts.2;
         if let Some((offset, stored)) = eof {
             self.checksum(offset, stored);
+            self.eof_end = Some(self.base + end as u64);
         }
         Walked::Records(end, db, ended)
     }
@@ -400,6 +536,7 @@ impl ChunkWalker<'_> {
             crc.update(&pending[start..upto]);
             crc.finish()
         });
+        self.checksum_status = Some(status);
         if let ChecksumStatus::Mismatch { stored, computed } = status {
             self.out.checksum_mismatch = Some(ChecksumMismatch {
                 stored,
@@ -425,6 +562,7 @@ impl ChunkWalker<'_> {
         }
         let mut other = spare.unwrap_or_default();
         other.clear();
+        let lens: KnownLens = self.lens.drain(..).collect();
         let chunk = if self.pending.len() - end <= len {
             other.extend_from_slice(&self.pending[end..]);
             let mut bytes = std::mem::replace(&mut self.pending, other);
@@ -435,6 +573,7 @@ impl ChunkWalker<'_> {
                 from: start,
                 base: self.base,
                 db: self.db,
+                lens,
             }
         } else {
             other.extend_from_slice(&self.pending[start..end]);
@@ -444,6 +583,7 @@ impl ChunkWalker<'_> {
                 from: 0,
                 base: self.base,
                 db: self.db,
+                lens,
             }
         };
         self.base += len as u64;
@@ -518,8 +658,9 @@ impl Worker {
         // With the evidence, every key counts toward it: the filter is the fold's.
         let every_key = p.deferred.is_some();
         // Whole records, walked before: an error here is one the walk recorded.
-        let records = p.rdb.records_in(&chunk.bytes[chunk.from..], chunk.base, chunk.db);
-        for record in records.map_while(Result::ok) {
+        let mut records = p.rdb.records_in(&chunk.bytes[chunk.from..], chunk.base, chunk.db);
+        let mut cursor = 0;
+        while let Some(Ok(record)) = chunk.lens.next_record(&mut records, &mut cursor) {
             if let Record::Entry(e) = &record {
                 if every_key || opts.filter.admits_entry(e) {
                     batch.push(record);

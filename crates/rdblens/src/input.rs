@@ -2,9 +2,13 @@
 //! standard input (`-`), pipes, FIFOs, process substitution and
 //! compressed dumps (gzip, zstd, LZ4 frames, bzip2: by their magic, on
 //! files and streams alike) are streams, read once as they arrive, with no
-//! copy on disk; so are server URLs (`redis://`: `crate::live`). The commands that read a dump more than once (`keys`,
-//! `check`: [`open_rdb`]) spool those to an anonymous temporary file
-//! first. The header is checked before any work, with a hint when
+//! copy on disk; so are server URLs (`redis://`: `crate::live`) and
+//! object URLs (`s3://`...); so are they for `check`, which reads a dump
+//! once in file order ([`open_once`]). `keys` ([`open_rdb`]) spools those
+//! to an anonymous temporary file first: the allocator build its first
+//! record needs is settled by a pass of its own over the dump, before the
+//! walk that writes the records (docs/performance.md). The header is
+//! checked before any work, with a hint when
 //! `--skip-unknown` would help (a version newer than any known) and none
 //! when it would not.
 
@@ -56,7 +60,11 @@ impl Compression {
     fn decoder<'a, R: BufRead + Send + 'a>(self, source: R) -> Box<dyn Read + Send + 'a> {
         match self {
             Compression::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(source)),
-            Compression::Zstd => Box::new(Unzstd::new(source)),
+            // Every frame: `zstd` writes one, `pzstd` and `cat a.zst b.zst` several.
+            Compression::Zstd => match zstd::stream::read::Decoder::with_buffer(source) {
+                Ok(decoder) => Box::new(decoder),
+                Err(e) => Box::new(FailedRead(Some(e))),
+            },
             Compression::Lz4 => Box::new(lz4_flex::frame::FrameDecoder::new(source)),
             Compression::Bzip2 => Box::new(bzip2::bufread::MultiBzDecoder::new(source)),
         }
@@ -66,8 +74,6 @@ impl Compression {
 /// How a dump was stored.
 pub struct Stored {
     pub compression: Option<Compression>,
-    /// Read from a pipe, FIFO or standard input (spooled to a temporary file).
-    pub streamed: bool,
     /// Why decompression stopped early (a cut or corrupt stream: what came
     /// out before is still read).
     pub damage: Option<String>,
@@ -148,7 +154,6 @@ pub fn open_input(path: &Path, quiet: bool) -> io::Result<(RdbFile, Stored)> {
         Raw::Mapped(map) => {
             let stored = Stored {
                 compression: None,
-                streamed: false,
                 damage: None,
             };
             return Ok((map, stored));
@@ -174,11 +179,7 @@ pub fn open_input(path: &Path, quiet: bool) -> io::Result<(RdbFile, Stored)> {
     w.flush().map_err(spool_error)?;
     drop(w);
     drop(counter);
-    let stored = Stored {
-        compression,
-        streamed,
-        damage,
-    };
+    let stored = Stored { compression, damage };
     Ok((RdbFile::from_file(out)?, stored))
 }
 
@@ -325,6 +326,7 @@ pub fn open_source(path: &Path, skip_unknown: bool, quiet: bool) -> Result<rdble
             compression: c,
             name: name.clone(),
             out: 0,
+            kept: None,
         }),
     };
     // The magic, and enough to tell a Valkey compressed file by.
@@ -341,15 +343,80 @@ pub fn open_source(path: &Path, skip_unknown: bool, quiet: bool) -> Result<rdble
     Ok(rdblens_engine::Input::Stream(Box::new(stream)))
 }
 
+/// A dump opened for one pass in file order (`check`).
+pub enum OnePass {
+    /// A regular file that is not compressed: mapped.
+    Mapped(RdbFile),
+    /// Anything else, read once as it arrives, its header checked: the
+    /// magic and the first bytes are read again from `source`.
+    Stream {
+        source: Box<dyn Read + Send>,
+        compression: Option<Compression>,
+        /// Why decompression stopped early, and after how many
+        /// decompressed bytes, once it has (set while `source` is read).
+        damage: DamageCell,
+    },
+}
+
+/// Where a decompressor that stops early keeps why (see [`OnePass`]).
+pub type DamageCell = std::sync::Arc<std::sync::Mutex<Option<(String, usize)>>>;
+
+/// Opens `path` to be read once in file order: a regular uncompressed
+/// file is mapped; standard input, a pipe, a FIFO or a compressed file is
+/// a stream (decompressed as it comes), with nothing written to disk.
+/// The header is checked as by [`read_header`] (the error names no file).
+/// `quiet` hides the byte counter drawn while a stream is received.
+pub fn open_once(path: &Path, skip_unknown: bool, quiet: bool) -> Result<OnePass> {
+    let name = input_name(path);
+    let (source, size) = match raw_source(path, quiet).context("cannot open")? {
+        Raw::Mapped(map) => return Ok(OnePass::Mapped(map)),
+        Raw::Stream { source, size, .. } => (source, size),
+    };
+    let source = match size {
+        // A compressed file or an object: a bar over its size.
+        Some(size) => {
+            let show = crate::progress::should_show(quiet, io::stderr().is_terminal(), size);
+            Receiving::sized(source, size, show)
+        }
+        None => Receiving::new(source, &name, !quiet),
+    };
+    let mut source = BufReader::with_capacity(1 << 20, source);
+    let compression = Compression::sniff(source.fill_buf().context("cannot open")?);
+    let damage = DamageCell::default();
+    let mut decoded: Box<dyn Read + Send> = match compression {
+        None => Box::new(source),
+        Some(c) => Box::new(Decompressed {
+            inner: c.decoder(source),
+            compression: c,
+            name,
+            out: 0,
+            kept: Some(damage.clone()),
+        }),
+    };
+    let mut magic = Vec::with_capacity(64);
+    (&mut decoded)
+        .take(64)
+        .read_to_end(&mut magic)
+        .context("cannot open")?;
+    read_header(&magic, skip_unknown)?;
+    Ok(OnePass::Stream {
+        source: Box::new(io::Cursor::new(magic).chain(decoded)),
+        compression,
+        damage,
+    })
+}
+
 /// A decompressor whose first error ends its stream: a line on standard
-/// error says where (after how many decompressed bytes) and why, and the
-/// analysis reads what came before, as of a stream cut there.
+/// error says where (after how many decompressed bytes) and why, or
+/// `kept` keeps it for the caller to say; what came before is read, as
+/// of a stream cut there.
 struct Decompressed<'a> {
     inner: Box<dyn Read + Send + 'a>,
     compression: Compression,
     name: String,
     /// Decompressed bytes given out so far.
     out: usize,
+    kept: Option<DamageCell>,
 }
 
 impl Read for Decompressed<'_> {
@@ -362,11 +429,18 @@ impl Read for Decompressed<'_> {
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
-                    eprintln!(
-                        "rdblens: {}: {}",
-                        self.name,
-                        damage_message(self.compression, &e.to_string(), self.out)
-                    );
+                    match &self.kept {
+                        Some(cell) => {
+                            if let Ok(mut kept) = cell.lock() {
+                                *kept = Some((e.to_string(), self.out));
+                            }
+                        }
+                        None => eprintln!(
+                            "rdblens: {}: {}",
+                            self.name,
+                            damage_message(self.compression, &e.to_string(), self.out)
+                        ),
+                    }
                     self.inner = Box::new(io::empty());
                     return Ok(0);
                 }
@@ -401,39 +475,15 @@ fn spool_error(e: io::Error) -> io::Error {
     )
 }
 
-/// Every zstd frame of a stream (`zstd` writes one, `pzstd` several), as
-/// one `Read`.
-struct Unzstd<R: BufRead> {
-    source: Option<R>,
-    frame: Option<ruzstd::decoding::StreamingDecoder<R, ruzstd::decoding::FrameDecoder>>,
-}
+/// A source whose first read fails with the error that kept it from
+/// being opened (a decompressor that could not start), then ends.
+struct FailedRead(Option<io::Error>);
 
-impl<R: BufRead> Unzstd<R> {
-    fn new(source: R) -> Self {
-        Unzstd {
-            source: Some(source),
-            frame: None,
-        }
-    }
-}
-
-impl<R: BufRead> Read for Unzstd<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        loop {
-            if let Some(frame) = &mut self.frame {
-                match frame.read(buf)? {
-                    0 => self.source = self.frame.take().map(|f| f.into_inner()),
-                    n => return Ok(n),
-                }
-            }
-            let Some(mut source) = self.source.take() else {
-                return Ok(0);
-            };
-            if source.fill_buf()?.is_empty() {
-                return Ok(0);
-            }
-            let frame = ruzstd::decoding::StreamingDecoder::new(source).map_err(io::Error::other)?;
-            self.frame = Some(frame);
+impl Read for FailedRead {
+    fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+        match self.0.take() {
+            Some(e) => Err(e),
+            None => Ok(0),
         }
     }
 }

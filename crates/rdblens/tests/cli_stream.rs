@@ -2,7 +2,8 @@
 //! the mapped file's JSON byte for byte (the input's name aside) on every
 //! fixture; gzip, zstd, LZ4 and bzip2 copies, as files and through pipes,
 //! too; a stream cut short gives the partial report, where it stops and
-//! exit 3; nothing is written to the temporary directory.
+//! exit 3; nothing is written to the temporary directory. `check -`
+//! reads a stream once too, and says what it says of the file.
 
 mod support;
 
@@ -303,4 +304,72 @@ fn an_interrupt_while_streaming_leaves_no_output_file() {
     drop(input);
     assert_eq!(status.code(), None, "ended by the signal");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+/// `check NAME` split into its first line (the file, its size) and the rest.
+fn check(name: &str, stdin: &[u8], env: &[(&str, &str)]) -> (i32, String, String, String) {
+    let (code, out, err) = run(&["check", name], stdin, env);
+    let (first, rest) = out.split_once('\n').unwrap_or((&out, ""));
+    (code, first.to_string(), rest.to_string(), err)
+}
+
+/// `check -` reads a pipe once as it arrives, with no temporary copy (a
+/// TMPDIR that does not exist): the file's lines on every fixture, plain
+/// and compressed, the first saying what came; cut short, the cut file's
+/// error at the same offset.
+#[test]
+fn check_reads_a_stream_once_and_says_what_the_file_says() {
+    let no_tmp = [("TMPDIR", "/nonexistent/tmp")];
+    for file in fixtures() {
+        let name = file.to_str().unwrap();
+        let data = std::fs::read(root().join(&file)).unwrap();
+        let (code, first, lines, err) = check(name, b"", &[]);
+        assert_eq!(first, format!("file: {name} ({} bytes)", data.len()));
+        let (piped_code, piped_first, piped_lines, piped_err) = check("-", &data, &no_tmp);
+        assert_eq!(piped_code, code, "{name}: {piped_err}");
+        assert_eq!(
+            piped_first,
+            format!("file: standard input ({} bytes received)", data.len())
+        );
+        assert_eq!(piped_lines, lines, "{name}");
+        assert_eq!(
+            piped_err.replace("rdblens: standard input: ", &format!("rdblens: {name}: ")),
+            err
+        );
+    }
+    let file = "fixtures/rdb/valkey-8.1.1/all-types.rdb";
+    let data = std::fs::read(root().join(file)).unwrap();
+    let (code, _, lines, _) = check(file, b"", &[]);
+    assert_eq!(code, 0);
+    assert!(
+        lines.contains("\nchecksum: valid (crc64 0x") && lines.ends_with("\nok\n"),
+        "{lines}"
+    );
+    for (ext, compress) in COMPRESSORS {
+        let (code, first, piped_lines, err) = check("-", &compress(&data), &no_tmp);
+        assert_eq!((code, err.as_str()), (0, ""), ".{ext}");
+        let said = format!(
+            "file: standard input ({}, {} bytes decompressed)",
+            ext_name(ext),
+            data.len()
+        );
+        assert_eq!(first, said);
+        assert_eq!(piped_lines, lines, ".{ext}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..20u64 {
+        let cut = 20 + ((i * 2_654_435_761) % (data.len() as u64 - 30)) as usize;
+        let part = dir.path().join("cut.rdb");
+        std::fs::write(&part, &data[..cut]).unwrap();
+        let part = part.to_str().unwrap();
+        let (code, _, lines, err) = check(part, b"", &[]);
+        let (piped_code, _, piped_lines, piped_err) = check("-", &data[..cut], &no_tmp);
+        assert_eq!((piped_code, code), (3, 3), "cut at {cut}: {piped_err}");
+        assert_eq!(piped_lines, lines, "cut at {cut}");
+        assert!(stop_offset(&err).is_some() || err.contains("no EOF"), "{err}");
+        assert_eq!(
+            piped_err.replace("rdblens: standard input: ", &format!("rdblens: {part}: ")),
+            err
+        );
+    }
 }

@@ -194,6 +194,9 @@ fn buffers_are_reused_not_accumulated() {
         db: 0,
         crc: Crc64Digest::new(),
         out: WalkOutcome::default(),
+        lens: Vec::new(),
+        checksum_status: None,
+        eof_end: None,
         done: false,
         chunk_bytes: 512,
     };
@@ -246,6 +249,9 @@ fn a_giant_record_grows_the_buffer_by_what_it_lacks() {
         db: 0,
         crc: Crc64Digest::new(),
         out: WalkOutcome::default(),
+        lens: Vec::new(),
+        checksum_status: None,
+        eof_end: None,
         done: false,
         chunk_bytes: 4096,
     };
@@ -290,4 +296,117 @@ fn a_length_claiming_more_than_memory_ends_the_stream_as_in_memory() {
         "{}",
         stop.message
     );
+}
+
+/// What a walk of a dump's records gave: each record's kind, offset and
+/// key, then how it ended (the error, the checksum, the bytes after it).
+fn records_of(records: impl IntoIterator<Item = String>, end: String) -> Vec<String> {
+    records.into_iter().chain([end]).collect()
+}
+
+fn describe(record: &Record<'_>) -> String {
+    match record {
+        Record::Entry(e) => format!("entry {} db {} {:?} {}", e.offset, e.db, e.key, e.record_len),
+        Record::Eof(e) => format!("eof {} {:?}", e.offset, e.checksum),
+        other => format!("{other:?}"),
+    }
+}
+
+/// The records of a walk in memory, as the mapped file's `check` walks them.
+fn walked_in_memory(data: &[u8]) -> Vec<String> {
+    let Ok(rdb) = Rdb::new(data) else {
+        return records_of([], "no header".into());
+    };
+    let mut seen = Vec::new();
+    let mut end = None;
+    for record in rdb.records() {
+        match record {
+            Ok(record) => {
+                if let Record::Eof(e) = &record {
+                    let status = rdb.checksum_status(e);
+                    end = Some(format!("ok {status:?} trailing {}", e.trailing.len()));
+                }
+                seen.push(describe(&record));
+            }
+            Err(e) => {
+                end = Some(format!("error {e}"));
+                break;
+            }
+        }
+    }
+    records_of(seen, end.unwrap_or_else(|| "no EOF".into()))
+}
+
+fn walked_as_stream(data: &[u8], chunk_bytes: usize) -> (Vec<String>, u64) {
+    let mut source: &[u8] = data;
+    let mut seen = Vec::new();
+    let (end, stopped) = walk_chunks(&mut source, false, chunk_bytes, |record| {
+        seen.push(describe(&record));
+        Ok::<(), ()>(())
+    });
+    assert!(stopped.is_none());
+    let how = match (&end.error, end.checksum) {
+        (Some(e), _) => format!("error {e}"),
+        (None, Some(status)) => format!("ok {status:?} trailing {}", end.trailing),
+        (None, None) if end.format.is_none() => "no header".into(),
+        (None, None) => "no EOF".into(),
+    };
+    (records_of(seen, how), end.size)
+}
+
+/// `walk_stream` (`check` on a stream) gives the records, the checksum and
+/// the bytes after the trailer that a walk of the same bytes in memory
+/// gives, in chunks that cut records anywhere; cut short, it stops at the
+/// same record with the same error; an error of the caller's stops it.
+#[test]
+fn a_stream_walked_in_order_gives_the_records_in_memory() {
+    for path in fixtures() {
+        let data = std::fs::read(&path).expect("fixture"); // ok: unit test
+        let want = walked_in_memory(&data);
+        assert!(
+            want.last().is_some_and(|end| end.starts_with("ok ")),
+            "{path:?}: {want:?}"
+        );
+        for chunk_bytes in [61, 4096, CHUNK_BYTES] {
+            let (got, size) = walked_as_stream(&data, chunk_bytes);
+            assert_eq!(got, want, "{path:?} in chunks of {chunk_bytes}");
+            assert_eq!(size, data.len() as u64);
+        }
+    }
+    let data = std::fs::read(
+        fixtures()
+            .into_iter()
+            .find(|p| p.ends_with("valkey-8.1.1/all-types.rdb"))
+            .expect("fixture"),
+    )
+    .expect("read"); // ok: unit test
+    let with_tail = [&data[..], b"tail bytes"].concat();
+    let (got, _) = walked_as_stream(&with_tail, 61);
+    assert_eq!(got, walked_in_memory(&with_tail));
+    assert!(
+        got.last().is_some_and(|end| end.ends_with("trailing 10")),
+        "{got:?}"
+    );
+    for cut in [20, 100, data.len() / 3, data.len() / 2, data.len() - 5] {
+        let (got, size) = walked_as_stream(&data[..cut], 61);
+        let want = walked_in_memory(&data[..cut]);
+        assert_eq!(got, want, "cut at {cut}");
+        assert!(
+            want.last().is_some_and(|end| end.starts_with("error ")),
+            "cut at {cut}: {want:?}"
+        );
+        assert_eq!(size, cut as u64);
+    }
+    // The caller's error stops the walk at its record; the stream is read to its end.
+    let mut source: &[u8] = &data;
+    let mut calls = 0;
+    let (end, stopped) = walk_chunks(&mut source, false, 61, |_| {
+        calls += 1;
+        if calls == 5 {
+            Err("fifth")
+        } else {
+            Ok(())
+        }
+    });
+    assert_eq!((stopped, calls, end.size), (Some("fifth"), 5, data.len() as u64));
 }
