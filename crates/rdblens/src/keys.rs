@@ -11,7 +11,7 @@
 //! output stay as they are, with a warning that says how to get exact ones.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
@@ -19,9 +19,12 @@ use rdblens_analysis::{
     map_file_keys_in_order_rewindable, Damage, FileInfo, InOrder, KeyFacts, KeyItem, Options, Settings,
 };
 
+use rdblens_parser::RdbFile;
+
 use crate::common::{FilterArgs, ModelArgs};
+use crate::dataset::{DatasetStore, LocalDataset, ShardPartition};
 use crate::keyrow::KeyRow;
-use crate::output::{is_broken_pipe, Output};
+use crate::output::{is_broken_pipe, Output, WriteError};
 use crate::progress::FilesProgress;
 use crate::rows::{csv_line, RowWriter};
 
@@ -31,7 +34,9 @@ pub enum KeysFormat {
     Csv,
     /// One JSON object per line, same fields.
     Jsonl,
-    /// A Parquet file, same columns, typed (needs a build with the `parquet` feature).
+    /// Parquet: with `-o DIR`, a Hive-partitioned dataset
+    /// (`DIR/cluster=../snapshot=../shard=../part-0.parquet`, docs/fleet.md);
+    /// with `-o FILE.parquet`, one file with the CSV's columns, typed.
     Parquet,
 }
 
@@ -62,6 +67,49 @@ pub struct KeysArgs {
     /// does not have.
     #[arg(long)]
     pub skip_unknown: bool,
+    /// Parquet dataset (`-o DIR`): the `cluster=` partition label.
+    #[arg(long, value_name = "LABEL", default_value = "default")]
+    pub cluster_label: String,
+    /// Parquet dataset (`-o DIR`): the `snapshot=` partition label (default:
+    /// the earliest `ctime` aux field of the dumps, else their earliest
+    /// modification time, as `2026-11-29T10-00-00Z`). `shard=` is each
+    /// file's --label, or its file name without `.rdb` and compression suffixes.
+    #[arg(long, value_name = "LABEL")]
+    pub snapshot_label: Option<String>,
+}
+
+/// Where `-o` makes `--format parquet` write a dataset directory: a path
+/// that is not a `.parquet` file name, unless it names an existing file
+/// that is not a directory (`/dev/null`, a file written before): those get
+/// one Parquet file, as before datasets.
+pub fn dataset_dir(args: &KeysArgs) -> Option<&Path> {
+    let out = args.output.as_deref()?;
+    let one_file = out.extension().is_some_and(|e| e.eq_ignore_ascii_case("parquet"))
+        || std::fs::metadata(out).is_ok_and(|m| !m.is_dir());
+    (args.format == KeysFormat::Parquet && !one_file).then_some(out)
+}
+
+/// Each file's shard label: its --label, or its name without suffixes.
+fn shard_labels(args: &KeysArgs) -> Result<Vec<String>> {
+    let mut labels = Vec::with_capacity(args.files.len());
+    for (i, path) in args.files.iter().enumerate() {
+        let label = match args.label.get(i) {
+            Some(given) => {
+                crate::dataset::check_label("--label", given)?;
+                given.clone()
+            }
+            None => crate::dataset::shard_label_of(path),
+        };
+        if let Some(first) = labels.iter().position(|l| l == &label) {
+            anyhow::bail!(
+                "{} and {} are both shard {label:?} of the dataset: give each file its own --label",
+                args.files[first].display(),
+                path.display()
+            );
+        }
+        labels.push(label);
+    }
+    Ok(labels)
 }
 
 /// Checks the flags before any work: errors here are usage errors (exit 2).
@@ -69,21 +117,37 @@ pub fn prepare(args: &KeysArgs) -> Result<Options> {
     if args.format == KeysFormat::Parquet {
         if !cfg!(feature = "parquet") {
             anyhow::bail!(
-                "--format parquet: this rdblens was built without Parquet support (build it with `cargo install --path crates/rdblens --features parquet`)"
+                "--format parquet: this rdblens was built without Parquet support (its default cargo feature `parquet`): build it with `cargo install --locked --path crates/rdblens`"
             );
         }
         if args.output.is_none() && std::io::stdout().is_terminal() {
-            anyhow::bail!("--format parquet writes a binary file: give -o FILE or redirect standard output");
+            anyhow::bail!(
+                "--format parquet writes binary data: give -o DIR (a dataset) or -o FILE.parquet, or redirect standard output"
+            );
         }
     }
-    if args.format == KeysFormat::Parquet && args.files.len() > 1 {
-        anyhow::bail!("--format parquet writes one file per dump: give one FILE (query the files together)");
+    let dataset = dataset_dir(args);
+    if dataset.is_none() && (args.snapshot_label.is_some() || args.cluster_label != "default") {
+        anyhow::bail!("--cluster-label and --snapshot-label label a dataset: give --format parquet -o DIR");
+    }
+    if args.format == KeysFormat::Parquet && dataset.is_none() && args.files.len() > 1 {
+        anyhow::bail!(
+            "--format parquet to one file takes one dump: give -o DIR for a dataset with a shard per dump"
+        );
     }
     crate::input::refuse_repeated_inputs(&args.files)?;
     crate::common::check_labels(&args.label, args.files.len())?;
-    let inputs = args.files.iter().chain(&args.model.config);
-    crate::output::refuse_input_as_output(args.output.as_deref(), inputs.map(|p| p.as_path()))?;
-    crate::output::check_writable(args.output.as_deref())?;
+    if dataset.is_some() {
+        crate::dataset::check_label("--cluster-label", &args.cluster_label)?;
+        if let Some(snapshot) = &args.snapshot_label {
+            crate::dataset::check_label("--snapshot-label", snapshot)?;
+        }
+        shard_labels(args)?;
+    } else {
+        let inputs = args.files.iter().chain(&args.model.config);
+        crate::output::refuse_input_as_output(args.output.as_deref(), inputs.map(|p| p.as_path()))?;
+        crate::output::check_writable(args.output.as_deref())?;
+    }
     let mut opts = args.model.options(args.filter.filter()?)?;
     opts.skip_unknown = args.skip_unknown;
     Ok(opts)
@@ -102,6 +166,7 @@ enum Made {
 fn maker(
     format: KeysFormat,
     file: Option<&str>,
+    dataset: bool,
 ) -> impl Fn(&KeyFacts<'_>, &Settings, &mut Vec<u8>) -> Made + Sync + '_ {
     move |facts, settings, bytes| match format {
         KeysFormat::Csv => {
@@ -112,23 +177,250 @@ fn maker(
         _ => {
             let mut row = KeyRow::from_facts(facts, settings.now_ms);
             row.file = file.map(str::to_string);
+            if dataset {
+                row.key_bytes = Some(facts.key.to_vec());
+            }
             Made::Row(Box::new(row))
         }
     }
 }
 
+type Rows = RowWriter<Box<dyn std::io::Write + Send>>;
+
 /// The output and its record writer, before the header.
-fn open_rows(args: &KeysArgs) -> Result<(Output, RowWriter<Box<dyn std::io::Write + Send>>)> {
+fn open_rows(args: &KeysArgs) -> Result<(Output, Rows)> {
     let (output, out) = Output::open(args.output.as_deref())?;
     let rows = match args.format {
         KeysFormat::Csv => RowWriter::csv(out),
         KeysFormat::Jsonl => RowWriter::jsonl(out),
         #[cfg(feature = "parquet")]
-        KeysFormat::Parquet => RowWriter::parquet(out).map_err(|e| output.error(e))?,
+        KeysFormat::Parquet => RowWriter::parquet(out, crate::parquet_rows::Layout::CsvColumns, Vec::new())
+            .map_err(|e| output.error(e))?,
         #[cfg(not(feature = "parquet"))]
         KeysFormat::Parquet => anyhow::bail!("this rdblens was built without Parquet support"),
     };
     Ok((output, rows))
+}
+
+/// Where the records go.
+enum Records {
+    /// One output (a file or standard output) for every dump.
+    One { output: Output, rows: Rows },
+    /// A dataset: one part per dump, opened by [`Records::begin`].
+    Dataset(Box<Dataset>),
+}
+
+/// A dataset being written.
+struct Dataset {
+    name: String,
+    store: Box<dyn DatasetStore>,
+    shards: Vec<ShardPartition>,
+    /// Each part's footer metadata.
+    metadata: Vec<Vec<(String, String)>>,
+    /// The part being written.
+    rows: Option<Rows>,
+}
+
+impl Records {
+    fn open(args: &KeysArgs, opened: &[RdbFile]) -> Result<Self> {
+        let Some(dir) = dataset_dir(args) else {
+            let (output, rows) = open_rows(args)?;
+            return Ok(Records::One { output, rows });
+        };
+        let snapshot = match &args.snapshot_label {
+            Some(label) => label.clone(),
+            None => default_snapshot_label(args, opened)?,
+        };
+        let shards: Vec<ShardPartition> = shard_labels(args)?
+            .into_iter()
+            .map(|shard| ShardPartition {
+                cluster: args.cluster_label.clone(),
+                snapshot: snapshot.clone(),
+                shard,
+            })
+            .collect();
+        let metadata = shards
+            .iter()
+            .zip(&args.files)
+            .map(|(shard, path)| {
+                vec![
+                    ("rdblens.schema".to_string(), "rdblens_key".to_string()),
+                    (
+                        "rdblens.schema_version".to_string(),
+                        crate::parquet_rows::DATASET_SCHEMA_VERSION.to_string(),
+                    ),
+                    ("rdblens.cluster".to_string(), shard.cluster.clone()),
+                    ("rdblens.snapshot".to_string(), shard.snapshot.clone()),
+                    ("rdblens.shard".to_string(), shard.shard.clone()),
+                    ("rdblens.source".to_string(), crate::input::input_name(path)),
+                ]
+            })
+            .collect();
+        let store = LocalDataset::open(dir, &shards)?;
+        Ok(Records::Dataset(Box::new(Dataset {
+            name: dir.display().to_string(),
+            store: Box::new(store),
+            shards,
+            metadata,
+            rows: None,
+        })))
+    }
+
+    /// Whether the records of one dump can be written again from the start.
+    fn can_start_over(&self, several: bool) -> bool {
+        match self {
+            Records::One { output, .. } => !several && output.can_start_over(),
+            Records::Dataset(_) => true,
+        }
+    }
+
+    /// Opens the part of dump `index` (afresh if it was opened before).
+    fn begin(&mut self, index: usize) -> Result<(), WriteError> {
+        let Records::Dataset(d) = self else { return Ok(()) };
+        let error = |e| WriteError {
+            target: d.name.clone(),
+            error: e,
+        };
+        let out = d.store.create_part(&d.shards[index].part()).map_err(error)?;
+        d.rows = Some(dataset_rows(out, d.metadata[index].clone()).map_err(error)?);
+        Ok(())
+    }
+
+    /// Starts the records of dump `index` over: a new output (the
+    /// temporary file is deleted unseen), or a new part.
+    fn start_over(
+        self,
+        args: &KeysArgs,
+        index: usize,
+        several: bool,
+    ) -> Result<(Self, Option<std::io::Error>)> {
+        match self {
+            Records::One { output, rows } => {
+                drop(rows);
+                drop(output);
+                let (output, mut rows) = open_rows(args)?;
+                let header = rows.header(several).err();
+                Ok((Records::One { output, rows }, header))
+            }
+            mut dataset => {
+                dataset.begin(index)?;
+                Ok((dataset, None))
+            }
+        }
+    }
+
+    fn rows(&mut self) -> std::io::Result<&mut Rows> {
+        match self {
+            Records::One { rows, .. } => Ok(rows),
+            Records::Dataset(d) => d
+                .rows
+                .as_mut()
+                .ok_or_else(|| std::io::Error::other("a record written before its dataset part was opened")),
+        }
+    }
+
+    /// The end of a dump's records: its part is complete.
+    fn end(&mut self) -> std::io::Result<()> {
+        match self {
+            Records::One { .. } => Ok(()),
+            Records::Dataset(d) => match d.rows.take() {
+                Some(mut rows) => rows.flush(),
+                None => Ok(()),
+            },
+        }
+    }
+
+    fn error(&self, e: std::io::Error) -> WriteError {
+        match self {
+            Records::One { output, .. } => output.error(e),
+            Records::Dataset(d) => WriteError {
+                target: d.name.clone(),
+                error: e,
+            },
+        }
+    }
+
+    /// Flushes and makes the records visible, or, after `write_error`,
+    /// drops them (a closed pipe: the reader has what it wanted).
+    fn finish(mut self, write_error: Option<std::io::Error>) -> Result<()> {
+        let write_error = match write_error {
+            None => match &mut self {
+                Records::One { rows, .. } => rows.flush().err(),
+                Records::Dataset(_) => None,
+            },
+            some => some,
+        };
+        match (self, write_error) {
+            (_, Some(e)) if is_broken_pipe(&e) => Ok(()),
+            (records, Some(e)) => Err(records.error(e).into()),
+            (Records::One { output, rows }, None) => {
+                drop(rows);
+                Ok(output.commit()?)
+            }
+            (Records::Dataset(d), None) => {
+                let name = d.name;
+                d.store
+                    .commit()
+                    .map_err(|error| WriteError { target: name, error })?;
+                Ok(())
+            }
+        }
+    }
+}
+
+#[cfg(feature = "parquet")]
+fn dataset_rows(
+    out: Box<dyn std::io::Write + Send>,
+    metadata: Vec<(String, String)>,
+) -> std::io::Result<Rows> {
+    RowWriter::parquet(out, crate::parquet_rows::Layout::Dataset, metadata)
+}
+
+#[cfg(not(feature = "parquet"))]
+fn dataset_rows(_: Box<dyn std::io::Write + Send>, _: Vec<(String, String)>) -> std::io::Result<Rows> {
+    Err(std::io::Error::other(
+        "this rdblens was built without Parquet support",
+    ))
+}
+
+/// The snapshot label when none is given: the earliest `ctime` aux field
+/// of the dumps, else the earliest modification time of the files.
+fn default_snapshot_label(args: &KeysArgs, opened: &[RdbFile]) -> Result<String> {
+    let ctime = opened.iter().filter_map(|f| dump_ctime_ms(f.bytes())).min();
+    let mtime = || {
+        args.files
+            .iter()
+            .filter_map(|p| std::fs::metadata(p).ok()?.modified().ok())
+            .filter_map(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .filter_map(|d| i64::try_from(d.as_millis()).ok())
+            .min()
+    };
+    match ctime.or_else(mtime) {
+        Some(ms) => Ok(crate::dataset::snapshot_label_of(ms)),
+        None => anyhow::bail!(
+            "the dumps have no `ctime` aux field and no modification time to label the snapshot with: give --snapshot-label"
+        ),
+    }
+}
+
+/// The `ctime` aux field (unix seconds) of a dump, in ms; aux fields come
+/// before the first database, so only the header's records are read.
+fn dump_ctime_ms(bytes: &[u8]) -> Option<i64> {
+    let rdb = rdblens_parser::Rdb::new_allowing_newer(bytes).ok()?;
+    for record in rdb.records().take(64) {
+        match record.ok()? {
+            rdblens_parser::Record::Aux { key, value } => {
+                if key.to_cow().ok().as_deref() == Some(&b"ctime"[..]) {
+                    let text = value.to_cow().ok()?;
+                    let secs: i64 = std::str::from_utf8(&text).ok()?.trim().parse().ok()?;
+                    return secs.checked_mul(1000);
+                }
+            }
+            rdblens_parser::Record::ModuleAux(_) => {}
+            _ => return None,
+        }
+    }
+    None
 }
 
 /// Damaged keys whose messages are printed; the rest are counted.
@@ -151,19 +443,25 @@ pub fn run(args: &KeysArgs, opts: &Options) -> Result<KeysOutcome> {
         opened.push(crate::input::open_rdb(path, opts.skip_unknown, args.quiet)?);
     }
     let several = args.files.len() > 1;
-    let (mut output, mut rows) = open_rows(args)?;
-    let mut write_error = rows.header(several).err();
+    let mut records = Records::open(args, &opened)?;
+    let dataset = matches!(records, Records::Dataset(_));
+    let mut write_error = match &mut records {
+        Records::One { rows, .. } => rows.header(several).err(),
+        Records::Dataset(_) => None,
+    };
     let mut outcome = KeysOutcome {
         files: Vec::new(),
         damaged: 0,
     };
-    // Records of one dump to a file can be written again when the whole
-    // dump overturns the build the first part of it settled.
-    let rewind = !several && output.can_start_over();
+    // Records of one dump to a file (or a dataset part) can be written
+    // again when the whole dump overturns the build the first part of it settled.
+    let rewind = records.can_start_over(several);
     for (i, (path, file)) in args.files.iter().zip(opened).enumerate() {
         let name = crate::input::input_name(path);
         let label = args.label.get(i).cloned().unwrap_or_else(|| name.clone());
-        let column = several.then_some(label.as_str());
+        // A dataset names the shard by its directory.
+        let column = (several && !dataset).then_some(label.as_str());
+        records.begin(i)?;
         let progress = FilesProgress::for_bytes(file.len() as u64, args.quiet);
         let opts = Options {
             progress: progress.hook(),
@@ -196,9 +494,11 @@ pub fn run(args: &KeysArgs, opts: &Options) -> Result<KeysOutcome> {
                             // dynamic call and a copy into the buffer) was
                             // the writing thread's work, beside the two
                             // decoding ones on two cores.
-                            Made::Line(at) if at.start == 0 => rows.write_line(bytes),
+                            Made::Line(at) if at.start == 0 => {
+                                records.rows().and_then(|r| r.write_line(bytes))
+                            }
                             Made::Line(_) => Ok(()),
-                            Made::Row(row) => rows.write(&row),
+                            Made::Row(row) => records.rows().and_then(|r| r.write(&row)),
                         }
                         .err();
                     }
@@ -206,7 +506,7 @@ pub fn run(args: &KeysArgs, opts: &Options) -> Result<KeysOutcome> {
                 }
                 write_error.is_none()
             };
-            let make = maker(args.format, column);
+            let make = maker(args.format, column, dataset);
             let walked = map_file_keys_in_order_rewindable(&file, &label, &opts, again.take(), make, sink);
             match walked.with_context(|| name.clone())? {
                 InOrder::Done(info) => break (*info, damaged, written),
@@ -226,18 +526,18 @@ pub fn run(args: &KeysArgs, opts: &Options) -> Result<KeysOutcome> {
                     break (info, damaged, written);
                 }
                 InOrder::Again(decided) => {
-                    // Every record so far assumed the wrong build: start the
-                    // output over (the temporary file is deleted unseen).
-                    drop(rows);
-                    drop(output);
-                    (output, rows) = open_rows(args)?;
-                    write_error = rows.header(several).err();
+                    // Every record so far assumed the wrong build: start
+                    // the output (or this dump's part) over.
+                    (records, write_error) = records.start_over(args, i, several)?;
                     repeated = true;
                     again = Some(decided);
                 }
             }
         };
         drop(progress);
+        if write_error.is_none() {
+            write_error = records.end().err();
+        }
         crate::common::note_if_nothing_matched(&opts.filter, written, info.keys);
         if damaged as usize > DAMAGE_SHOWN {
             eprintln!("rdblens: {name}: {damaged} damaged keys skipped in all");
@@ -248,16 +548,7 @@ pub fn run(args: &KeysArgs, opts: &Options) -> Result<KeysOutcome> {
             break;
         }
     }
-    if write_error.is_none() {
-        write_error = rows.flush().err();
-    }
-    drop(rows);
-    match write_error {
-        // `rdblens keys ... | head`: the reader has what it wanted.
-        Some(e) if is_broken_pipe(&e) => {}
-        Some(e) => return Err(output.error(e).into()),
-        None => output.commit()?,
-    }
+    records.finish(write_error)?;
     Ok(outcome)
 }
 

@@ -18,6 +18,7 @@ mod advise;
 mod analyze;
 mod check;
 mod common;
+mod dataset;
 mod diff;
 mod input;
 mod keyrow;
