@@ -14,6 +14,16 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
 
+/// A shard of the run is in the dataset already: a usage error (exit 2),
+/// found before anything is written.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{dir}: this shard is in the dataset already: remove it, or give another --snapshot-label or --label"
+)]
+pub struct ShardExists {
+    pub dir: String,
+}
+
 /// Where a dataset's parts are written.
 pub trait DatasetStore {
     /// A writer for the part at `relative` (`cluster=../snapshot=../shard=../part-0.parquet`),
@@ -133,10 +143,10 @@ impl LocalDataset {
         for shard in shards {
             let dir = root.join(shard.dir());
             if dir.exists() {
-                bail!(
-                    "{}: this shard is in the dataset already (remove it, or give another --snapshot-label or --label)",
-                    dir.display()
-                );
+                return Err(ShardExists {
+                    dir: dir.display().to_string(),
+                }
+                .into());
             }
         }
         let staging_parent = if new_root {
@@ -150,12 +160,9 @@ impl LocalDataset {
         let staging = tempfile::Builder::new()
             .prefix(".rdblens-staging-")
             .tempdir_in(&staging_parent)
-            .map_err(|e| {
-                anyhow::anyhow!(
-                    "{}: cannot write there: {}",
-                    staging_parent.display(),
-                    os_error(e)
-                )
+            .map_err(|e| crate::output::WriteError {
+                target: root.display().to_string(),
+                error: os_error(e),
             })?;
         Ok(LocalDataset {
             root: root.to_path_buf(),
