@@ -29,7 +29,11 @@ fn shards(dir: &Path) -> Vec<PathBuf> {
                     b = b.string(format!("counter{shard}-{n}").as_bytes(), b"12345", None);
                 }
             }
-            b = b.string(&[&b"bin:\xff\x00"[..], &[b'0' + shard as u8]].concat(), b"x", None);
+            b = b.string(
+                &[&b"bin:\xff\x00"[..], &[b'0' + shard as u8]].concat(),
+                b"x",
+                None,
+            );
             b = b.string(
                 format!("big:{shard}").as_bytes(),
                 &vec![b'b'; 5_000 * (shard as usize + 1)],
