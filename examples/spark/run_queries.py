@@ -6,10 +6,10 @@ On a laptop (PySpark from PyPI and a Java 17+ runtime):
     python3 -m pip install pyspark
     python3 examples/spark/run_queries.py keys/ --master 'local[2]'
 
-On a cluster, submit it with the query files beside it (docs/fleet.md has
-the EMR, Dataproc and Databricks commands):
+On a cluster, with the dataset and the query files where the cluster
+reads them (docs/fleet.md has the EMR, Dataproc and Databricks commands):
 
-    spark-submit run_queries.py s3://bucket/keys/ --queries-dir ./queries
+    spark-submit run_queries.py s3://bucket/keys/ --queries-dir s3://bucket/rdblens/queries
 
 The dataset is the directory `rdblens keys --format parquet -o DIR` wrote
 (local, s3://, gs://, abfss://: whatever the cluster's Hadoop reads). The
@@ -29,17 +29,28 @@ from pyspark.sql import SparkSession
 HERE = pathlib.Path(__file__).resolve().parent
 
 
+def query_texts(spark, queries_dir):
+    """Query name to SQL text: from a local directory, or from a URL the
+    cluster reads (s3://, gs://, abfss://, file://), through Spark."""
+    if "://" not in queries_dir:
+        return {p.stem: p.read_text() for p in pathlib.Path(queries_dir).glob("*.sql")}
+    files = spark.sparkContext.wholeTextFiles(queries_dir.rstrip("/") + "/*.sql").collect()
+    return {pathlib.PurePosixPath(path).stem: text for path, text in files}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("dataset", help="the dataset directory (a path or URL)")
     parser.add_argument("queries", nargs="*", help="queries to run (default: all)")
-    parser.add_argument("--queries-dir", default=str(HERE.parent / "queries"), help="where the .sql files are")
+    parser.add_argument(
+        "--queries-dir",
+        default=str(HERE.parent / "queries"),
+        help="where the .sql files are: a directory, or a URL Spark reads",
+    )
     parser.add_argument("--master", help="Spark master (default: spark-submit's, or local[*])")
     parser.add_argument("--json", action="store_true", help="one JSON object: query name to its rows")
     args = parser.parse_args()
 
-    queries_dir = pathlib.Path(args.queries_dir)
-    names = args.queries or sorted(p.stem for p in queries_dir.glob("*.sql"))
     builder = (
         SparkSession.builder.appName("rdblens-query-pack")
         # The labels stay text (a shard named 001 is not the number 1),
@@ -56,9 +67,12 @@ def main():
     spark.sparkContext.setLogLevel("ERROR")
     spark.read.parquet(args.dataset).createOrReplaceTempView("rdblens_keys")
 
+    texts = query_texts(spark, args.queries_dir)
     results = {}
-    for name in names:
-        frame = spark.sql((queries_dir / f"{name}.sql").read_text())
+    for name in args.queries or sorted(texts):
+        if name not in texts:
+            sys.exit(f"no query {name}.sql in {args.queries_dir}")
+        frame = spark.sql(texts[name])
         if args.json:
             results[name] = [row.asDict() for row in frame.collect()]
         else:
