@@ -14,6 +14,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
 
+/// The dataset schema's version, in each part's key-value metadata
+/// (`rdblens.schema_version`). A change that renames, retypes or removes a
+/// column increments it; columns added at the end do not.
+pub const SCHEMA_VERSION: u32 = 1;
+
 /// A shard of the run is in the dataset already: a usage error (exit 2),
 /// found before anything is written.
 #[derive(Debug, thiserror::Error)]

@@ -247,7 +247,7 @@ impl Records {
                     ("rdblens.schema".to_string(), "rdblens_key".to_string()),
                     (
                         "rdblens.schema_version".to_string(),
-                        crate::parquet_rows::DATASET_SCHEMA_VERSION.to_string(),
+                        crate::dataset::SCHEMA_VERSION.to_string(),
                     ),
                     ("rdblens.cluster".to_string(), shard.cluster.clone()),
                     ("rdblens.snapshot".to_string(), shard.snapshot.clone()),

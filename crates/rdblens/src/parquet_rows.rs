@@ -51,12 +51,7 @@ message rdblens_key {
 }
 ";
 
-/// The dataset schema's version, in each part's key-value metadata
-/// (`rdblens.schema_version`). A change that renames, retypes or removes a
-/// column increments it; columns added at the end do not.
-pub const DATASET_SCHEMA_VERSION: u32 = 1;
-
-/// The dataset schema: where rdbinsight's Parquet output has a column of
+/// The dataset schema (version [`crate::dataset::SCHEMA_VERSION`]): where rdbinsight's Parquet output has a column of
 /// the same meaning, its name (`db`, `key`, `type`, `encoding`,
 /// `member_count`, `rdb_size`, `expire_at`, `idle_seconds`, `freq`,
 /// `redis_slot`). `key` is the key's bytes as stored, `key_text` its text

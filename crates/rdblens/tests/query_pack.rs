@@ -298,7 +298,10 @@ fn query_pack_in_spark_equals_the_report() {
     let dir = tempfile::tempdir().unwrap();
     let (dataset, report) = dataset_and_report(dir.path());
     // The queries read through Spark, as from a bucket on a cluster.
-    let queries = format!("file://{}", root().join("examples/queries").canonicalize().unwrap().display());
+    let queries = format!(
+        "file://{}",
+        root().join("examples/queries").canonicalize().unwrap().display()
+    );
     let result = run_queries(
         &python,
         "examples/spark/run_queries.py",
