@@ -567,19 +567,47 @@ mod tests {
     /// allocator evidence sampled (as on a big dump), the separate pass
     /// settling on quantum `settle` after its first batch when given.
     fn keys_to_file(out: &std::path::Path, format: &str, settle: Option<u64>) -> Vec<u8> {
-        let fixture = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../fixtures/rdb/valkey-7.2.7/all-types.rdb"
-        );
+        keys_with(out, &["--format", format], settle);
+        std::fs::read(out).expect("output written") // ok: unit test
+    }
+
+    const FIXTURE: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fixtures/rdb/valkey-7.2.7/all-types.rdb"
+    );
+
+    /// `rdblens keys FIXTURE -o OUT -q FLAGS` as [`keys_to_file`] runs it.
+    fn keys_with(out: &std::path::Path, flags: &[&str], settle: Option<u64>) {
         let out_arg = out.to_str().expect("utf-8 temp path"); // ok: unit test
-        let cli = Cli::try_parse_from(["keys", fixture, "-o", out_arg, "--format", format, "-q"])
-            .expect("arguments parse"); // ok: unit test
+        let base = ["keys", FIXTURE, "-o", out_arg, "-q"];
+        let cli = Cli::try_parse_from(base.iter().chain(flags)).expect("arguments parse"); // ok: unit test
         let mut opts = prepare(&cli.keys).expect("flags"); // ok: unit test
         opts.sample_evidence_from = 0;
         opts.settle_evidence_after = settle.map(|q| (1, q));
         let outcome = run(&cli.keys, &opts).expect("keys runs"); // ok: unit test
         assert_eq!(outcome.files.len(), 1);
-        std::fs::read(out).expect("output written") // ok: unit test
+    }
+
+    /// As [`a_walk_started_over_writes_the_same_file`], for a dataset's
+    /// part: started over, it is what the separate pass writes.
+    #[cfg(feature = "parquet")]
+    #[test]
+    fn a_walk_started_over_writes_the_same_dataset_part() {
+        let dir = tempfile::tempdir().expect("temp dir"); // ok: unit test
+        let part = "cluster=default/snapshot=s/shard=all-types/part-0.parquet";
+        let flags = ["--format", "parquet", "--snapshot-label", "s"];
+        keys_with(&dir.path().join("a"), &flags, None);
+        keys_with(&dir.path().join("b"), &flags, Some(16));
+        let separate = std::fs::read(dir.path().join("a").join(part)).expect("part a"); // ok: unit test
+        let in_walk = std::fs::read(dir.path().join("b").join(part)).expect("part b"); // ok: unit test
+        assert!(separate == in_walk, "the parts differ");
+        assert!(in_walk.starts_with(b"PAR1"));
+        let mut names: Vec<String> = std::fs::read_dir(dir.path())
+            .expect("list") // ok: unit test
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned()) // ok: unit test
+            .collect();
+        names.sort();
+        assert_eq!(names, ["a", "b"]);
     }
 
     /// The separate pass settles on quantum 16 after its first batch, and
