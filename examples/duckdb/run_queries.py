@@ -62,9 +62,12 @@ def main():
     names = sorted(p.stem for p in QUERIES.glob("*.sql"))
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("dataset", help="dataset directory (or a read_parquet path or glob)")
-    parser.add_argument("queries", nargs="*", choices=[[]] + names, help="queries to run (default: all)")
+    parser.add_argument("queries", nargs="*", help=f"queries to run (default: all): {', '.join(names)}")
     parser.add_argument("--json", action="store_true", help="one JSON object: query name to its rows")
-    args = parser.parse_args()
+    args = parser.parse_intermixed_args()
+    for name in args.queries:
+        if name not in names:
+            parser.error(f"no query {name}.sql in {QUERIES}")
     con = open_dataset(args.dataset)
     results = {name: run(con, name) for name in (args.queries or names)}
     if args.json:

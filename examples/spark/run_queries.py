@@ -49,7 +49,7 @@ def main():
     )
     parser.add_argument("--master", help="Spark master (default: spark-submit's, or local[*])")
     parser.add_argument("--json", action="store_true", help="one JSON object: query name to its rows")
-    args = parser.parse_args()
+    args = parser.parse_intermixed_args()
 
     builder = (
         SparkSession.builder.appName("rdblens-query-pack")

@@ -2,7 +2,8 @@
 //! local mode over a dataset `rdblens keys --format parquet -o DIR` wrote
 //! of a multi-shard set: each query's figures equal the report's of the
 //! same files, exactly (top keys, memory per namespace and per shard,
-//! expiry per minute). DuckDB and PySpark come from PyPI, Java from
+//! expiry per minute), and growth between two snapshots equals `rdblens
+//! diff`'s. DuckDB and PySpark come from PyPI, Java from
 //! Debian (`.ci/run` installs them); without them the tests are skipped
 //! locally and fail under CI.
 
@@ -309,4 +310,83 @@ fn query_pack_in_spark_equals_the_report() {
         &["--master", "local[2]", "--queries-dir", &queries],
     );
     check_against_report(&result, &report);
+}
+
+/// growth.sql over two snapshots (fixtures/growth: a real server saved
+/// before and after growth) gives `rdblens diff`'s figures per first-level
+/// namespace.
+#[test]
+fn growth_query_in_duckdb_equals_the_diff() {
+    let test = "growth_query_in_duckdb_equals_the_diff";
+    let Some(python) = support::python_with("duckdb", "duckdb", test) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let dataset = dir.path().join("keys");
+    for (snapshot, dump) in [("2026-11-20", "before"), ("2026-11-21", "after")] {
+        rdblens()
+            .args([
+                "keys",
+                &format!("fixtures/growth/{dump}.rdb"),
+                "--format",
+                "parquet",
+                "-q",
+            ])
+            .args(["--snapshot-label", snapshot, "--label", "node-1", "-o"])
+            .arg(&dataset)
+            .assert()
+            .success();
+    }
+    let out = rdblens()
+        .args([
+            "diff",
+            "fixtures/growth/before.rdb",
+            "fixtures/growth/after.rdb",
+            "-q",
+            "--format",
+            "json",
+        ])
+        .assert()
+        .success();
+    let diff: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let mut expected: Vec<(String, u64, u64, u64, u64)> = diff["namespaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["level"] == 1)
+        .map(|n| {
+            (
+                n["prefix"]["key"].as_str().unwrap().to_string(),
+                n["old"]["keys"].as_u64().unwrap(),
+                n["new"]["keys"].as_u64().unwrap(),
+                n["old"]["memory"].as_u64().unwrap(),
+                n["new"]["memory"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let result = run_queries(&python, "examples/duckdb/run_queries.py", &dataset, &["growth"]);
+    let growth = rows(&result, "growth");
+    assert!(growth
+        .iter()
+        .all(|r| r["snapshot_before"] == "2026-11-20" && r["snapshot_after"] == "2026-11-21"));
+    let mut queried: Vec<(String, u64, u64, u64, u64)> = growth
+        .iter()
+        .map(|r| {
+            (
+                r["namespace"].as_str().unwrap().to_string(),
+                r["keys_before"].as_u64().unwrap(),
+                r["keys_after"].as_u64().unwrap(),
+                r["memory_before"].as_u64().unwrap(),
+                r["memory_after"].as_u64().unwrap(),
+            )
+        })
+        .filter(|row| expected.iter().any(|e| e.0 == row.0))
+        .collect();
+    expected.sort();
+    queried.sort();
+    assert_eq!(expected.len(), 2, "{expected:?}");
+    assert_eq!(queried, expected);
+    // The biggest growth first: the list that became 40 times bigger.
+    assert_eq!(growth[0]["namespace"], "queue");
+    assert_eq!(growth[0]["memory_growth"], 207_848);
 }
