@@ -112,6 +112,69 @@ pub fn shard_label_of(path: &Path) -> String {
     label
 }
 
+/// Each file's shard label: its --label, or its name without suffixes.
+pub fn shard_labels(files: &[PathBuf], given: &[String]) -> Result<Vec<String>> {
+    let mut labels: Vec<String> = Vec::with_capacity(files.len());
+    for (i, path) in files.iter().enumerate() {
+        let label = match given.get(i) {
+            Some(given) => {
+                check_label("--label", given)?;
+                given.clone()
+            }
+            None => shard_label_of(path),
+        };
+        if let Some(first) = labels.iter().position(|l| l == &label) {
+            anyhow::bail!(
+                "{} and {} are both shard {label:?} of the dataset: give each file its own --label",
+                files[first].display(),
+                path.display()
+            );
+        }
+        labels.push(label);
+    }
+    Ok(labels)
+}
+
+/// The snapshot label when none is given: the earliest `ctime` aux field
+/// of the dumps, else the earliest modification time of the files.
+pub fn default_snapshot_label(files: &[PathBuf], opened: &[rdblens_parser::RdbFile]) -> Result<String> {
+    let ctime = opened.iter().filter_map(|f| dump_ctime_ms(f.bytes())).min();
+    let mtime = || {
+        files
+            .iter()
+            .filter_map(|p| std::fs::metadata(p).ok()?.modified().ok())
+            .filter_map(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .filter_map(|d| i64::try_from(d.as_millis()).ok())
+            .min()
+    };
+    match ctime.or_else(mtime) {
+        Some(ms) => Ok(snapshot_label_of(ms)),
+        None => anyhow::bail!(
+            "the dumps have no `ctime` aux field and no modification time to label the snapshot with: give --snapshot-label"
+        ),
+    }
+}
+
+/// The `ctime` aux field (unix seconds) of a dump, in ms; aux fields come
+/// before the first database, so only the header's records are read.
+fn dump_ctime_ms(bytes: &[u8]) -> Option<i64> {
+    let rdb = rdblens_parser::Rdb::new_allowing_newer(bytes).ok()?;
+    for record in rdb.records().take(64) {
+        match record.ok()? {
+            rdblens_parser::Record::Aux { key, value } => {
+                if key.to_cow().ok().as_deref() == Some(&b"ctime"[..]) {
+                    let text = value.to_cow().ok()?;
+                    let secs: i64 = std::str::from_utf8(&text).ok()?.trim().parse().ok()?;
+                    return secs.checked_mul(1000);
+                }
+            }
+            rdblens_parser::Record::ModuleAux(_) => {}
+            _ => return None,
+        }
+    }
+    None
+}
+
 /// A time (ms since the epoch) as a snapshot label: ISO 8601 in UTC with
 /// `-` for `:` (`2026-11-29T10-00-00Z`), since a `:` in a directory name
 /// breaks Hadoop paths; labels sort as the times do.

@@ -89,29 +89,6 @@ pub fn dataset_dir(args: &KeysArgs) -> Option<&Path> {
     (args.format == KeysFormat::Parquet && !one_file).then_some(out)
 }
 
-/// Each file's shard label: its --label, or its name without suffixes.
-fn shard_labels(args: &KeysArgs) -> Result<Vec<String>> {
-    let mut labels = Vec::with_capacity(args.files.len());
-    for (i, path) in args.files.iter().enumerate() {
-        let label = match args.label.get(i) {
-            Some(given) => {
-                crate::dataset::check_label("--label", given)?;
-                given.clone()
-            }
-            None => crate::dataset::shard_label_of(path),
-        };
-        if let Some(first) = labels.iter().position(|l| l == &label) {
-            anyhow::bail!(
-                "{} and {} are both shard {label:?} of the dataset: give each file its own --label",
-                args.files[first].display(),
-                path.display()
-            );
-        }
-        labels.push(label);
-    }
-    Ok(labels)
-}
-
 /// Checks the flags before any work: errors here are usage errors (exit 2).
 pub fn prepare(args: &KeysArgs) -> Result<Options> {
     if args.format == KeysFormat::Parquet {
@@ -142,7 +119,7 @@ pub fn prepare(args: &KeysArgs) -> Result<Options> {
         if let Some(snapshot) = &args.snapshot_label {
             crate::dataset::check_label("--snapshot-label", snapshot)?;
         }
-        shard_labels(args)?;
+        crate::dataset::shard_labels(&args.files, &args.label)?;
     } else {
         let inputs = args.files.iter().chain(&args.model.config);
         crate::output::refuse_input_as_output(args.output.as_deref(), inputs.map(|p| p.as_path()))?;
@@ -229,9 +206,9 @@ impl Records {
         };
         let snapshot = match &args.snapshot_label {
             Some(label) => label.clone(),
-            None => default_snapshot_label(args, opened)?,
+            None => crate::dataset::default_snapshot_label(&args.files, opened)?,
         };
-        let shards: Vec<ShardPartition> = shard_labels(args)?
+        let shards: Vec<ShardPartition> = crate::dataset::shard_labels(&args.files, &args.label)?
             .into_iter()
             .map(|shard| ShardPartition {
                 cluster: args.cluster_label.clone(),
@@ -381,46 +358,6 @@ fn dataset_rows(_: Box<dyn std::io::Write + Send>, _: Vec<(String, String)>) -> 
     Err(std::io::Error::other(
         "this rdblens was built without Parquet support",
     ))
-}
-
-/// The snapshot label when none is given: the earliest `ctime` aux field
-/// of the dumps, else the earliest modification time of the files.
-fn default_snapshot_label(args: &KeysArgs, opened: &[RdbFile]) -> Result<String> {
-    let ctime = opened.iter().filter_map(|f| dump_ctime_ms(f.bytes())).min();
-    let mtime = || {
-        args.files
-            .iter()
-            .filter_map(|p| std::fs::metadata(p).ok()?.modified().ok())
-            .filter_map(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .filter_map(|d| i64::try_from(d.as_millis()).ok())
-            .min()
-    };
-    match ctime.or_else(mtime) {
-        Some(ms) => Ok(crate::dataset::snapshot_label_of(ms)),
-        None => anyhow::bail!(
-            "the dumps have no `ctime` aux field and no modification time to label the snapshot with: give --snapshot-label"
-        ),
-    }
-}
-
-/// The `ctime` aux field (unix seconds) of a dump, in ms; aux fields come
-/// before the first database, so only the header's records are read.
-fn dump_ctime_ms(bytes: &[u8]) -> Option<i64> {
-    let rdb = rdblens_parser::Rdb::new_allowing_newer(bytes).ok()?;
-    for record in rdb.records().take(64) {
-        match record.ok()? {
-            rdblens_parser::Record::Aux { key, value } => {
-                if key.to_cow().ok().as_deref() == Some(&b"ctime"[..]) {
-                    let text = value.to_cow().ok()?;
-                    let secs: i64 = std::str::from_utf8(&text).ok()?.trim().parse().ok()?;
-                    return secs.checked_mul(1000);
-                }
-            }
-            rdblens_parser::Record::ModuleAux(_) => {}
-            _ => return None,
-        }
-    }
-    None
 }
 
 /// Damaged keys whose messages are printed; the rest are counted.
