@@ -41,6 +41,10 @@ pub struct KeyRow {
     /// With several files: the file the key is in (its `--label`, or its path).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
+    /// The key's bytes as stored, for the Parquet dataset's binary `key`
+    /// column (only it asks for them: other formats write `key`).
+    #[serde(skip)]
+    pub key_bytes: Option<Vec<u8>>,
 }
 
 /// The type column as redis-rdb-tools names it.
@@ -76,6 +80,7 @@ impl KeyRow {
             slot: f.slot,
             key_escaped,
             file: None,
+            key_bytes: None,
         }
     }
 }
@@ -190,6 +195,7 @@ pub(crate) mod tests {
             lfu_freq: Some(5),
             slot: 7,
             key_escaped: false,
+            key_bytes: None,
             file: None,
         }
     }

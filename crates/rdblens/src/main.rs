@@ -19,6 +19,7 @@ mod advise;
 mod analyze;
 mod check;
 mod common;
+mod dataset;
 mod diff;
 mod fleet;
 mod input;
@@ -124,7 +125,7 @@ const EXIT_WRITE: u8 = 4;
 const EXIT_INTERNAL: u8 = 5;
 
 /// Prints `e` and returns its exit code: 4 for a write error, 2 for an
-/// output that is an input, 5 for a failure of rdblens itself, `default`
+/// output that is an input or a dataset shard that exists, 5 for a failure of rdblens itself, `default`
 /// for anything else.
 fn fail(e: &anyhow::Error, default: u8) -> ExitCode {
     eprintln!("rdblens: {e:#}");
@@ -145,7 +146,10 @@ fn exit_code(e: &anyhow::Error, default: u8) -> u8 {
         .find_map(|cause| {
             if cause.is::<output::WriteError>() {
                 Some(EXIT_WRITE)
-            } else if cause.is::<output::OutputIsInput>() || live::is_not_confirmed(cause) {
+            } else if cause.is::<output::OutputIsInput>()
+                || cause.is::<dataset::ShardExists>()
+                || live::is_not_confirmed(cause)
+            {
                 Some(EXIT_USAGE)
             } else if live::save_write_error(cause) {
                 Some(EXIT_WRITE)

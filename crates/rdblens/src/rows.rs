@@ -234,11 +234,15 @@ impl<W: Write> RowWriter<W> {
         RowWriter::Jsonl(out)
     }
 
-    /// A Parquet file written to `out`.
+    /// A Parquet file of `layout` written to `out`, `metadata` in its footer.
     #[cfg(feature = "parquet")]
-    pub fn parquet(out: Box<dyn Write + Send>) -> io::Result<Self> {
+    pub fn parquet(
+        out: Box<dyn Write + Send>,
+        layout: crate::parquet_rows::Layout,
+        metadata: Vec<(String, String)>,
+    ) -> io::Result<Self> {
         Ok(RowWriter::Parquet(Box::new(
-            crate::parquet_rows::ParquetRows::new(out)?,
+            crate::parquet_rows::ParquetRows::new(out, layout, metadata)?,
         )))
     }
 

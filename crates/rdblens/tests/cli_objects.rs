@@ -342,7 +342,7 @@ fn a_prefix_or_glob_is_a_fleet_of_shards() {
         assert_eq!((code, out.as_str()), (3, ""));
         assert_eq!(
             err,
-            "rdblens: --format parquet writes one file per dump, and the object prefixes or globs hold 12 objects\n"
+            "rdblens: --format parquet takes one input per dump, and the object prefixes or globs hold 12 objects: name each object\n"
         );
         assert!(!dir.path().join("keys.parquet").exists());
     }

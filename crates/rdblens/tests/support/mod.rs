@@ -164,3 +164,47 @@ impl RdbBuilder {
         self.data
     }
 }
+
+/// A Python 3 that imports `module` (`RDBLENS_PYTHON`, or `python3` on the
+/// PATH), or the skip of `test`: a failure under CI (`CI` set: `.ci/run`
+/// installs `package` from PyPI).
+pub fn python_with(module: &str, package: &str, test: &str) -> Option<PathBuf> {
+    let python = std::env::var_os("RDBLENS_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("python3"));
+    let imports = std::process::Command::new(&python)
+        .args(["-c", &format!("import {module}")])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if imports {
+        return Some(python);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CI is set but {} cannot import {module} (.ci/run installs `{package}` with pip)",
+        python.display()
+    );
+    eprintln!(
+        "SKIPPED {test}: {} cannot import {module} (python3 -m pip install {package}, or set RDBLENS_PYTHON)",
+        python.display()
+    );
+    None
+}
+
+/// A Java runtime (`java` on the PATH, as Debian's `openjdk-17-jre-headless`
+/// puts it), or the skip of `test`; a failure under CI.
+pub fn java(test: &str) -> Option<PathBuf> {
+    let runs = std::process::Command::new("java")
+        .arg("-version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if runs {
+        return Some(PathBuf::from("java"));
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CI is set but `java` does not run (.ci/run installs openjdk-17-jre-headless)"
+    );
+    eprintln!("SKIPPED {test}: no `java` (install the Debian package openjdk-17-jre-headless)");
+    None
+}
