@@ -50,6 +50,14 @@ while [ $# -gt 0 ]; do
   esac
 done
 
+# The C parts (libzstd, ring, aws-lc) of a musl build compile with
+# musl-gcc (Debian's musl-tools), unless a compiler for it is given.
+if [ "${triple_dir%/}" = x86_64-unknown-linux-musl ] && [ -z "${CC_x86_64_unknown_linux_musl:-}" ]; then
+  command -v musl-gcc >/dev/null 2>&1 ||
+    { echo "build-pgo: musl-gcc not found (apt-get install musl-tools), or set CC_x86_64_unknown_linux_musl" >&2; exit 1; }
+  export CC_x86_64_unknown_linux_musl=musl-gcc
+fi
+
 sysroot="$(rustc --print sysroot)"
 host="$(rustc -vV | sed -n 's/^host: //p')"
 profdata="$sysroot/lib/rustlib/$host/bin/llvm-profdata"
