@@ -38,6 +38,10 @@ pub fn expand_clusters(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
+/// How many times CLUSTER SHARDS is asked again, half a second apart, while
+/// a shard with replicas has none online.
+const REPLICA_WAITS: usize = 4;
+
 /// The URLs (with the login) of the node to read in each shard of the
 /// cluster `text` is a node of; `None` when it is not in cluster mode.
 fn cluster_nodes(text: &str, settings: &LiveArgs) -> Result<Option<Vec<String>>, LiveError> {
@@ -50,10 +54,26 @@ fn cluster_nodes(text: &str, settings: &LiveArgs) -> Result<Option<Vec<String>>,
         Ok(facts) if !facts.cluster_enabled => return Ok(None),
         _ => {}
     }
-    let shards = match rdblens_live::cluster::shards(&mut session, tls) {
+    let mut shards = match rdblens_live::cluster::shards(&mut session, tls) {
         Err(LiveError::NoPermission { .. }) => None,
         other => other?,
     };
+    // A replica is `loading` in CLUSTER SHARDS until the node asked hears
+    // its replication offset, and for a moment whenever its link to the
+    // primary restarts: asked again a few times before a shard's primary,
+    // which would fork, is read instead.
+    for _ in 0..REPLICA_WAITS {
+        let waiting = shards.as_ref().is_some_and(|shards| {
+            shards.iter().any(|shard| {
+                shard.nodes.iter().any(|n| !n.primary) && !shard.nodes.iter().any(|n| !n.primary && n.healthy)
+            })
+        });
+        if !waiting {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        shards = rdblens_live::cluster::shards(&mut session, tls)?;
+    }
     let Some(mut shards) = shards else {
         return Ok(None);
     };
