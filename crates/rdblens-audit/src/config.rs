@@ -298,7 +298,7 @@ mod tests {
         // The audit reads the same file without taking [growth] for a rule.
         assert!(built(text, &[]).is_ok());
         assert!(growth_limits_of("[big-string]\nwarn = 1\n", "r")
-            .unwrap()
+            .unwrap() // ok: unit test
             .is_empty()); // ok: unit test
         let bad = growth_limits_of("[growth]\ntotal = 0.5\n", "rules.toml").unwrap_err(); // ok: unit test
         assert_eq!(

@@ -231,13 +231,13 @@ mod tests {
 4be4 127.0.0.1:17002@27002 master - 0 1795950524000 2 connected 5461-10922
 b2ec 127.0.0.1:17006@27006 slave,fail 27b0 0 1795950524684 1 disconnected
 ";
-        let shards = from_nodes(text).unwrap();
+        let shards = from_nodes(text).unwrap(); // ok: unit test
         assert_eq!(shards.len(), 3);
         assert_eq!(shards[1].slots, [(0, 5460)]);
         // Its only replica failed: the primary is read.
-        assert_eq!(shards[1].pick().unwrap().port, 17001);
-        assert_eq!(shards[2].pick().unwrap().port, 17004);
-        assert!(!shards[2].pick().unwrap().primary);
+        assert_eq!(shards[1].pick().unwrap().port, 17001); // ok: unit test
+        assert_eq!(shards[2].pick().unwrap().port, 17004); // ok: unit test
+        assert!(!shards[2].pick().unwrap().primary); // ok: unit test
         assert!(uncovered(&shards).is_empty());
         assert_eq!(uncovered(&shards[1..]), [(10923, 16383)]);
         assert_eq!(uncovered(&[]), [(0, 16383)]);
@@ -277,9 +277,9 @@ b2ec 127.0.0.1:17006@27006 slave,fail 27b0 0 1795950524684 1 disconnected
                 node(7003, "replica", "online"),
             ])),
         ]));
-        let shards = from_shards(&[shard], false).unwrap();
+        let shards = from_shards(&[shard], false).unwrap(); // ok: unit test
         assert_eq!(shards[0].slots, [(0, 99), (200, 16383)]);
-        let picked = shards[0].pick().unwrap();
+        let picked = shards[0].pick().unwrap(); // ok: unit test
         assert_eq!(
             (picked.host.as_str(), picked.port, picked.primary),
             ("cache.test", 7003, false)

@@ -171,16 +171,16 @@ mod tests {
 
     #[test]
     fn reads_every_kind() {
-        assert_eq!(read(b"+OK\r\n").unwrap(), Reply::Simple("OK".into()));
-        assert_eq!(read(b"-NOPERM no\r\n").unwrap(), Reply::Error("NOPERM no".into()));
-        assert_eq!(read(b":-42\r\n").unwrap(), Reply::Integer(-42));
-        assert_eq!(read(b"$-1\r\n").unwrap(), Reply::Bulk(None));
+        assert_eq!(read(b"+OK\r\n").unwrap(), Reply::Simple("OK".into())); // ok: unit test
+        assert_eq!(read(b"-NOPERM no\r\n").unwrap(), Reply::Error("NOPERM no".into())); // ok: unit test
+        assert_eq!(read(b":-42\r\n").unwrap(), Reply::Integer(-42)); // ok: unit test
+        assert_eq!(read(b"$-1\r\n").unwrap(), Reply::Bulk(None)); // ok: unit test
         assert_eq!(
-            read(b"$4\r\na\r\nb\r\n").unwrap(),
+            read(b"$4\r\na\r\nb\r\n").unwrap(), // ok: unit test
             Reply::Bulk(Some(b"a\r\nb".to_vec()))
         );
         assert_eq!(
-            read(b"*2\r\n$1\r\n0\r\n*1\r\n$1\r\nk\r\n").unwrap(),
+            read(b"*2\r\n$1\r\n0\r\n*1\r\n$1\r\nk\r\n").unwrap(), // ok: unit test
             Reply::Array(Some(vec![
                 Reply::Bulk(Some(b"0".to_vec())),
                 Reply::Array(Some(vec![Reply::Bulk(Some(b"k".to_vec()))]))
@@ -195,7 +195,7 @@ mod tests {
         assert!(matches!(read(b"+OK"), Err(ReadError::Closed)));
         match read(b"HTTP/1.1 400 Bad Request\r\n\r\n") {
             Err(ReadError::NotResp(start)) => assert_eq!(start, "HTTP/1.1 400 Bad Request"),
-            other => panic!("{other:?}"),
+            other => panic!("{other:?}"), // ok: unit test
         }
         assert!(matches!(read(b"$3\r\nabcXY"), Err(ReadError::NotResp(_))));
         assert!(matches!(read(b":x\r\n"), Err(ReadError::NotResp(_))));
@@ -206,7 +206,7 @@ mod tests {
     #[test]
     fn writes_commands_as_bulk_arrays() {
         let mut out = Vec::new();
-        write_command(&mut out, &[b"AUTH", b"a b"]).unwrap();
+        write_command(&mut out, &[b"AUTH", b"a b"]).unwrap(); // ok: unit test
         assert_eq!(out, b"*2\r\n$4\r\nAUTH\r\n$3\r\na b\r\n");
     }
 }

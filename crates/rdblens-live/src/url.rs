@@ -296,20 +296,20 @@ mod tests {
 
     #[test]
     fn parses_every_documented_shape() {
-        let u = ServerUrl::parse("redis://127.0.0.1", None).unwrap();
+        let u = ServerUrl::parse("redis://127.0.0.1", None).unwrap(); // ok: unit test
         assert_eq!(
             (u.transport, u.user, u.password, u.db),
             (tcp("127.0.0.1", 6379), None, None, 0)
         );
-        let u = ServerUrl::parse("redis://alice:s%40cret@cache.internal:7000/3", None).unwrap();
+        let u = ServerUrl::parse("redis://alice:s%40cret@cache.internal:7000/3", None).unwrap(); // ok: unit test
         assert_eq!(u.transport, tcp("cache.internal", 7000));
         assert_eq!(u.user.as_deref(), Some("alice"));
         assert_eq!(u.password.as_deref(), Some("s@cret"));
         assert_eq!(u.db, 3);
         assert_eq!(u.to_string(), "redis://alice@cache.internal:7000/3");
-        let u = ServerUrl::parse("redis://:pw@h", None).unwrap();
+        let u = ServerUrl::parse("redis://:pw@h", None).unwrap(); // ok: unit test
         assert_eq!((u.user, u.password.as_deref()), (None, Some("pw")));
-        let u = ServerUrl::parse("REDISS://[::1]:6380", None).unwrap();
+        let u = ServerUrl::parse("REDISS://[::1]:6380", None).unwrap(); // ok: unit test
         assert_eq!(
             u.transport,
             Transport::Tls {
@@ -318,7 +318,7 @@ mod tests {
             }
         );
         assert_eq!(u.to_string(), "rediss://[::1]:6380");
-        let u = ServerUrl::parse("unix:///run/redis/redis.sock", Some("env".into())).unwrap();
+        let u = ServerUrl::parse("unix:///run/redis/redis.sock", Some("env".into())).unwrap(); // ok: unit test
         assert_eq!(
             u.transport,
             Transport::Unix {
@@ -330,9 +330,9 @@ mod tests {
 
     #[test]
     fn the_url_password_wins_over_the_environment() {
-        let u = ServerUrl::parse("redis://u:url@h", Some("env".into())).unwrap();
+        let u = ServerUrl::parse("redis://u:url@h", Some("env".into())).unwrap(); // ok: unit test
         assert_eq!(u.password.as_deref(), Some("url"));
-        let u = ServerUrl::parse("redis://u@h", Some("env".into())).unwrap();
+        let u = ServerUrl::parse("redis://u@h", Some("env".into())).unwrap(); // ok: unit test
         assert_eq!(u.password.as_deref(), Some("env"));
     }
 
@@ -360,13 +360,13 @@ mod tests {
 
     #[test]
     fn a_node_url_keeps_the_login_and_parses_back() {
-        let u = ServerUrl::parse("rediss://al%20ice:p@ss:w@seed:7000/0", None).unwrap();
+        let u = ServerUrl::parse("rediss://al%20ice:p@ss:w@seed:7000/0", None).unwrap(); // ok: unit test
         let node = u.at_node("10.0.0.2", 7003);
         assert_eq!(node.to_string(), "rediss://al ice@10.0.0.2:7003");
         let full = node.with_credentials();
         assert_eq!(full, "rediss://al%20ice:p%40ss%3Aw@10.0.0.2:7003");
-        assert_eq!(ServerUrl::parse(&full, None).unwrap(), node);
-        let plain = ServerUrl::parse("redis://h:1", None).unwrap();
+        assert_eq!(ServerUrl::parse(&full, None).unwrap(), node); // ok: unit test
+        let plain = ServerUrl::parse("redis://h:1", None).unwrap(); // ok: unit test
         assert_eq!(plain.with_credentials(), "redis://h:1");
     }
 

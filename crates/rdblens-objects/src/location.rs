@@ -178,19 +178,19 @@ mod tests {
 
     #[test]
     fn urls_name_a_store_and_what_in_it() {
-        let l = Location::parse("s3://backups/2026-11-29/shard-1.rdb.gz").unwrap();
+        let l = Location::parse("s3://backups/2026-11-29/shard-1.rdb.gz").unwrap(); // ok: unit test
         assert_eq!(
             (l.scheme, l.store_url.as_str(), l.bucket.as_str()),
             (Scheme::S3, "s3://backups", "backups")
         );
         assert_eq!(l.selection, Selection::Object("2026-11-29/shard-1.rdb.gz".into()));
-        let l = Location::parse("s3://backups/2026-11-29/").unwrap();
+        let l = Location::parse("s3://backups/2026-11-29/").unwrap(); // ok: unit test
         assert_eq!(l.selection, Selection::Prefix("2026-11-29/".into()));
         assert_eq!(
-            Location::parse("gs://b").unwrap().selection,
+            Location::parse("gs://b").unwrap().selection, // ok: unit test
             Selection::Prefix(String::new())
         );
-        let l = Location::parse("s3://b/p/q/*.rdb.gz").unwrap();
+        let l = Location::parse("s3://b/p/q/*.rdb.gz").unwrap(); // ok: unit test
         assert_eq!(
             l.selection,
             Selection::Glob {
@@ -198,13 +198,13 @@ mod tests {
                 pattern: "p/q/*.rdb.gz".into()
             }
         );
-        let l = Location::parse("abfss://dumps@acct.dfs.core.windows.net/x/dump.rdb").unwrap();
+        let l = Location::parse("abfss://dumps@acct.dfs.core.windows.net/x/dump.rdb").unwrap(); // ok: unit test
         assert_eq!(
             (l.scheme, l.store_url.as_str(), l.bucket.as_str()),
             (Scheme::Azure, "abfss://dumps@acct.dfs.core.windows.net", "dumps")
         );
         assert_eq!(l.selection, Selection::Object("x/dump.rdb".into()));
-        let l = Location::parse("https://h/b/k?X-Amz-Signature=ab*c").unwrap();
+        let l = Location::parse("https://h/b/k?X-Amz-Signature=ab*c").unwrap(); // ok: unit test
         assert_eq!(
             (l.scheme, l.store_url.as_str()),
             (Scheme::Http, "https://h/b/k?X-Amz-Signature=ab*c")

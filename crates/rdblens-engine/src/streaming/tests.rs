@@ -377,7 +377,7 @@ fn a_stream_walked_in_order_gives_the_records_in_memory() {
         fixtures()
             .into_iter()
             .find(|p| p.ends_with("valkey-8.1.1/all-types.rdb"))
-            .expect("fixture"),
+            .expect("fixture"), // ok: unit test
     )
     .expect("read"); // ok: unit test
     let with_tail = [&data[..], b"tail bytes"].concat();
