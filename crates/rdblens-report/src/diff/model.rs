@@ -609,12 +609,18 @@ pub fn growth_alerts(
             c.keys
         }),
     ];
+    // Both sides' prefix trees walked once, for whichever limits are given.
+    let pairs = if figures.iter().any(|(l, _, _)| l.is_some()) {
+        namespace_pairs(old, new)
+    } else {
+        Vec::new()
+    };
     for (limit, what, figure) in figures {
         let Some(l) = limit else { continue };
-        let mut rows: Vec<GrowthAlert> = namespace_pairs(old, new)
-            .into_iter()
+        let mut rows: Vec<GrowthAlert> = pairs
+            .iter()
             .filter_map(|(path, o, n)| {
-                let (o, n) = (figure(&o?), figure(&n?));
+                let (o, n) = (figure(o.as_ref()?), figure(n.as_ref()?));
                 // A level-2 node's name is the whole prefix (`cache:page`).
                 let name = path.last()?.as_bytes();
                 l.crossed(o, n).then(|| alert(what, Some(name), l, o, n))
