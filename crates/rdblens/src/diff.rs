@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
+use rdblens_report::diff::GrowthLimits;
 use rdblens_report::diff::{growth_alerts, GrowthAlert};
 use rdblens_report::ReportOptions;
 use rdblens_summary::{join_differences, Options, Setting, Summary, SummaryFile};
@@ -91,34 +92,30 @@ pub fn prepare(args: &DiffArgs) -> Result<(Options, ReportOptions)> {
 /// The growth limits: the rules file's `[growth]` table, each figure
 /// replaced by `--fail-on-growth`'s when the flag names it; `None` when
 /// neither gives any.
-fn growth_limits(args: &DiffArgs) -> Result<Option<rdblens_report::diff::GrowthLimits>> {
-    let mut limits: Vec<(String, String)> = match &args.rules {
-        Some(path) => rdblens_audit::config::growth_limits(path)?,
-        None => Vec::new(),
-    };
-    let from_file = limits.len();
-    if let Some(spec) = &args.fail_on_growth {
-        // Checked whole first, so a bad flag is named as the flag.
-        rdblens_report::diff::GrowthLimits::parse(spec)
-            .map_err(|e| anyhow::anyhow!("--fail-on-growth: {e}"))?;
-        for part in spec.split(',') {
-            if let Some((figure, limit)) = part.split_once('=') {
-                limits.retain(|(f, _)| f != figure.trim());
-                limits.push((figure.trim().to_string(), limit.trim().to_string()));
+fn growth_limits(args: &DiffArgs) -> Result<Option<GrowthLimits>> {
+    let from_file = match &args.rules {
+        Some(path) => {
+            let limits = rdblens_audit::config::growth_limits(path)?;
+            let spec: Vec<String> = limits.iter().map(|(f, l)| format!("{f}={l}")).collect();
+            if spec.is_empty() {
+                None
+            } else {
+                Some(
+                    GrowthLimits::parse(&spec.join(","))
+                        .map_err(|e| anyhow::anyhow!("{} [growth]: {e}", path.display()))?,
+                )
             }
         }
-    }
-    if limits.is_empty() {
-        return Ok(None);
-    }
-    let spec: Vec<String> = limits.iter().map(|(f, l)| format!("{f}={l}")).collect();
-    let parsed = rdblens_report::diff::GrowthLimits::parse(&spec.join(",")).map_err(|e| {
-        match (&args.rules, from_file) {
-            (Some(path), 1..) => anyhow::anyhow!("{} [growth]: {e}", path.display()),
-            _ => anyhow::anyhow!("--fail-on-growth: {e}"),
-        }
-    })?;
-    Ok(Some(parsed))
+        None => None,
+    };
+    let from_flag = match &args.fail_on_growth {
+        Some(spec) => Some(GrowthLimits::parse(spec).map_err(|e| anyhow::anyhow!("--fail-on-growth: {e}"))?),
+        None => None,
+    };
+    Ok(match (from_flag, from_file) {
+        (Some(flag), Some(file)) => Some(flag.over(file)),
+        (flag, file) => flag.or(file),
+    })
 }
 
 /// One side: a summary file, or a dump analysed with `opts`.

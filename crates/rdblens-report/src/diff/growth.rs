@@ -67,6 +67,19 @@ const EXAMPLE: &str = "e.g. total=10%,keys=5%,namespace=20%,key=50MiB";
 const FIGURES: &str = "total, keys, namespace, namespace-keys, key or expiry-clusters";
 
 impl GrowthLimits {
+    /// These limits, and `base`'s for the figures these leave out (the
+    /// flag's limits over a rules file's).
+    pub fn over(self, base: GrowthLimits) -> GrowthLimits {
+        GrowthLimits {
+            total: self.total.or(base.total),
+            keys: self.keys.or(base.keys),
+            namespace: self.namespace.or(base.namespace),
+            namespace_keys: self.namespace_keys.or(base.namespace_keys),
+            key: self.key.or(base.key),
+            expiry_clusters: self.expiry_clusters.or(base.expiry_clusters),
+        }
+    }
+
     /// Parses `what=amount[,what=amount...]`; an error naming the part that is wrong.
     pub fn parse(spec: &str) -> Result<GrowthLimits, String> {
         let mut limits = GrowthLimits::default();
