@@ -15,7 +15,7 @@ use crate::summary::{KeyStats, Summary, DAMAGE_KEPT, SUMMARY_VERSION};
 use crate::used_memory::UsedMemory;
 use rdblens_parser::TypeKind;
 
-mod acc;
+pub(crate) mod acc;
 
 use crate::checker::Checked;
 use crate::checker::{checked_sum, Checker};
@@ -310,38 +310,13 @@ fn key_stats(c: &mut Checker, s: &Summary) -> Checked {
         c.at_most("unestimated_keys", u.unestimated_keys, "totals.keys", totals.keys)?;
         c.at_most("expired_keys", u.expired_keys, "totals.keys", totals.keys)
     })?;
-    // Accumulators a run left empty (fewer report sections) are not
-    // checked; a summary read from a file has them all.
-    let kept = k.kept;
-    if kept.limits {
-        c.at("limits", |c| acc::limits(c, &k.limits, s.settings.top, totals))?;
-    }
-    if kept.top {
-        c.at("top", |c| acc::top_set(c, &k.top))?;
-    }
-    if kept.key_names {
-        c.at("key_names", |c| {
-            acc::key_names(c, &k.key_names, &s.settings, totals)
-        })?;
-    }
-    if kept.prefixes {
-        c.at("prefixes", |c| acc::prefixes(c, &k.prefixes, &s.settings, totals))?;
-    }
-    if kept.ttl {
-        c.at("ttl", |c| acc::ttl(c, &k.ttl, totals))?;
-    }
-    if kept.expiry {
-        c.at("expiry", |c| acc::expiry(c, &k.expiry, &s.settings, totals))?;
-    }
-    if kept.slots {
-        c.at("slots", |c| acc::slots(c, &k.slots, totals))?;
-    }
-    if kept.access {
-        c.at("access", |c| acc::access(c, &k.access, totals))?;
-    }
-    if kept.rules {
-        c.at("rules", |c| acc::rules(c, &k.rules, &s.settings, totals))?;
-    }
+    k.check_kept(
+        c,
+        &crate::acc::CheckContext {
+            settings: &s.settings,
+            totals,
+        },
+    )?;
     c.at("empty", |c| {
         let e = &k.empty;
         c.count("keys", e.keys)?;

@@ -35,77 +35,9 @@ impl fmt::Debug for Progress {
 /// default of [`Options::sample_evidence_from`].
 pub(crate) const SAMPLE_EVIDENCE_FROM: usize = 64 << 20;
 
-/// Which of the per-key accumulators a run feeds. The totals, databases,
-/// types, encodings, element counts, value sizes, compression and empty
-/// collections are always kept (every report shows them); each of the
-/// others serves some report sections only, and costs per key (together a
-/// fifth to a third of a report's cycles), so a run that shows fewer
-/// sections can leave them empty. Summaries, merges, audits and HTML pages
-/// need [`Accumulators::ALL`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Accumulators {
-    /// Top-N lists (big keys, and each shard's biggest key).
-    pub top: bool,
-    /// Keys near or over the compact-encoding limits.
-    pub limits: bool,
-    /// Key-name lengths and naming problems.
-    pub key_names: bool,
-    /// The namespace tree (also names expiry clusters).
-    pub prefixes: bool,
-    /// Keys by TTL bucket.
-    pub ttl: bool,
-    /// Expiry times, for the histogram and clusters.
-    pub expiry: bool,
-    /// Cluster slots and hash tags.
-    pub slots: bool,
-    /// Idle times and LFU counters.
-    pub access: bool,
-    /// Design-rule hits key by key.
-    pub rules: bool,
-}
+pub use crate::summary::Accumulators;
 
 impl Accumulators {
-    /// Every accumulator: what a summary holds.
-    pub const ALL: Accumulators = Accumulators {
-        top: true,
-        limits: true,
-        key_names: true,
-        prefixes: true,
-        ttl: true,
-        expiry: true,
-        slots: true,
-        access: true,
-        rules: true,
-    };
-
-    /// None of the optional ones (the always-kept figures only).
-    pub const NONE: Accumulators = Accumulators {
-        top: false,
-        limits: false,
-        key_names: false,
-        prefixes: false,
-        ttl: false,
-        expiry: false,
-        slots: false,
-        access: false,
-        rules: false,
-    };
-
-    /// Each flag of `self` and `o` joined by `op`.
-    fn zip(self, o: Accumulators, op: fn(bool, bool) -> bool) -> Accumulators {
-        Accumulators {
-            top: op(self.top, o.top),
-            limits: op(self.limits, o.limits),
-            key_names: op(self.key_names, o.key_names),
-            prefixes: op(self.prefixes, o.prefixes),
-            ttl: op(self.ttl, o.ttl),
-            expiry: op(self.expiry, o.expiry),
-            slots: op(self.slots, o.slots),
-            access: op(self.access, o.access),
-            rules: op(self.rules, o.rules),
-        }
-    }
-
     /// The accumulators kept in both.
     pub fn both(self, o: Accumulators) -> Accumulators {
         self.zip(o, |a, b| a && b)
@@ -114,16 +46,6 @@ impl Accumulators {
     /// The accumulators kept in either.
     pub fn either(self, o: Accumulators) -> Accumulators {
         self.zip(o, |a, b| a || b)
-    }
-
-    /// Whether a kept accumulator reads element lengths: the limit checks,
-    /// the rules (payload, longest element), and every list of key records
-    /// (each shows its key's longest element: the top lists, the coldest
-    /// and hottest keys, the naming examples). Without, the compact blobs
-    /// the target keeps as stored need no walk, only their header's count
-    /// (`Estimator::counting_by_header`).
-    pub fn read_lengths(&self) -> bool {
-        self.top || self.limits || self.rules || self.access || self.key_names
     }
 
     /// Whether every accumulator is kept.

@@ -9,24 +9,14 @@ use rdblens_memory::{Encoding, Profile};
 use rdblens_parser::TypeKind;
 use serde::{Deserialize, Serialize};
 
-use crate::acc::access::Access;
 use crate::acc::counter::{merge_map, Counter};
-use crate::acc::expiry::ExpiryHistogram;
 use crate::acc::groups::Groups;
 use crate::acc::hist::Histogram;
-use crate::acc::limits::Limits;
-use crate::acc::names::KeyNames;
-use crate::acc::prefix::Prefixes;
-use crate::acc::rules::RuleHits;
 use crate::acc::sizes::ValueSizes;
-use crate::acc::slots::Slots;
-use crate::acc::top::TopSet;
-use crate::acc::ttl::Ttl;
-use crate::acc::Accumulate;
-use crate::checker::CheckError;
+use crate::acc::{Accumulate, CheckContext, KeyAccumulator, KeyInput};
+use crate::checker::{CheckError, Checked, Checker};
 use crate::facts::KeyFacts;
 use crate::keyshape::KeyShape;
-use crate::options::Accumulators;
 use crate::settings::{join_differences, Difference, Settings};
 use crate::shard::ShardStats;
 use crate::used_memory::{UsedMemory, UsedMemorySums};
@@ -54,63 +44,148 @@ pub struct Damage {
     pub message: String,
 }
 
-/// Everything gathered from the keys.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct KeyStats {
-    /// Every key the filters admitted whose value decoded, summed.
-    pub totals: Counter,
-    /// Sums per database number.
-    pub databases: BTreeMap<u64, Counter>,
-    /// Sums by type name: `string`, `hash`..., `module:<name>` for module values.
-    pub types: Groups<Counter>,
-    /// By "type encoding", e.g. "hash listpack" (encoding after load on the target server).
-    pub encodings: Groups<Counter>,
-    /// By on-disk type name, e.g. "hash_listpack".
-    pub rdb_types: Groups<Counter>,
-    /// Element counts per type.
-    pub elements: Groups<Histogram>,
-    /// Value sizes per type, for percentiles (absent from summaries of
-    /// versions before it: empty there).
-    #[serde(default)]
-    pub value_sizes: Groups<ValueSizes>,
-    /// LZF compression across the keys' strings and blobs.
-    pub compression: Compression,
-    /// What the keys add to `used_memory` (absent from summaries of
-    /// versions before it: zero there, and their files carry no prediction).
-    #[serde(default)]
-    pub used_memory: UsedMemorySums,
-    /// Keys measured against the compact-encoding limits of the target server.
-    pub limits: Limits,
-    /// The biggest keys, one bounded list per metric.
-    pub top: TopSet,
-    /// Key-name lengths and naming problems.
-    pub key_names: KeyNames,
-    /// The namespace tree, down to the prefix depth.
-    pub prefixes: Prefixes,
-    /// Keys by TTL bucket, relative to the reference time.
-    pub ttl: Ttl,
-    /// When keys expire, by namespace, for expiry clusters.
-    pub expiry: ExpiryHistogram,
-    /// Keys and memory per cluster hash slot, and hash-tag use.
-    pub slots: Slots,
-    /// Idle times and LFU counters, where the file records them.
-    pub access: Access,
-    /// Design-rule hits, key by key.
-    pub rules: RuleHits,
-    /// Lists, sets, sorted sets and hashes with no element, which a server
-    /// drops on load: counted here and in no other figure (absent from
-    /// summaries of versions before it: none there).
-    #[serde(default)]
-    pub empty: EmptyCollections,
-    /// The accumulators this run fed; the others stay empty. Not written
-    /// to summaries (a summary is always made with all of them).
-    #[serde(skip)]
-    pub kept: Accumulators,
-    /// Keys whose value could not be decoded.
-    pub damaged_keys: u64,
-    /// The first [`DAMAGE_KEPT`] of those keys' damage records, by offset.
-    pub damage: Vec<Damage>,
+/// Declares [`KeyStats`] (the figures every report shows, then the
+/// registered optional accumulators, then the damage) and [`Accumulators`]
+/// (a flag per optional accumulator) from the registry's list
+/// (`acc::optional_accumulators!`), with what runs over every optional
+/// accumulator: set-up, fold, finish, merge and check.
+macro_rules! declare_key_stats {
+    ($( $(#[$doc:meta])* $field:ident : $ty:ty, )*) => {
+        /// Everything gathered from the keys.
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        pub struct KeyStats {
+            /// Every key the filters admitted whose value decoded, summed.
+            pub totals: Counter,
+            /// Sums per database number.
+            pub databases: BTreeMap<u64, Counter>,
+            /// Sums by type name: `string`, `hash`..., `module:<name>` for module values.
+            pub types: Groups<Counter>,
+            /// By "type encoding", e.g. "hash listpack" (encoding after load on the target server).
+            pub encodings: Groups<Counter>,
+            /// By on-disk type name, e.g. "hash_listpack".
+            pub rdb_types: Groups<Counter>,
+            /// Element counts per type.
+            pub elements: Groups<Histogram>,
+            /// Value sizes per type, for percentiles (absent from summaries of
+            /// versions before it: empty there).
+            #[serde(default)]
+            pub value_sizes: Groups<ValueSizes>,
+            /// LZF compression across the keys' strings and blobs.
+            pub compression: Compression,
+            /// What the keys add to `used_memory` (absent from summaries of
+            /// versions before it: zero there, and their files carry no prediction).
+            #[serde(default)]
+            pub used_memory: UsedMemorySums,
+            $( $(#[$doc])* pub $field: $ty, )*
+            /// Lists, sets, sorted sets and hashes with no element, which a server
+            /// drops on load: counted here and in no other figure (absent from
+            /// summaries of versions before it: none there).
+            #[serde(default)]
+            pub empty: EmptyCollections,
+            /// The accumulators this run fed; the others stay empty. Not written
+            /// to summaries (a summary is always made with all of them).
+            #[serde(skip)]
+            pub kept: Accumulators,
+            /// Keys whose value could not be decoded.
+            pub damaged_keys: u64,
+            /// The first [`DAMAGE_KEPT`] of those keys' damage records, by offset.
+            pub damage: Vec<Damage>,
+        }
+
+        /// Which of the optional accumulators a run feeds. The totals,
+        /// databases, types, encodings, element counts, value sizes,
+        /// compression and empty collections are always kept (every report
+        /// shows them); each of the others serves some report sections
+        /// only, and costs per key (together a fifth to a third of a
+        /// report's cycles), so a run that shows fewer sections can leave
+        /// them empty. Summaries, merges, audits and HTML pages need
+        /// [`Accumulators::ALL`].
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub struct Accumulators {
+            $( $(#[$doc])* pub $field: bool, )*
+        }
+
+        impl Accumulators {
+            /// Every accumulator: what a summary holds.
+            pub const ALL: Accumulators = Accumulators { $( $field: true, )* };
+
+            /// None of the optional ones (the always-kept figures only).
+            pub const NONE: Accumulators = Accumulators { $( $field: false, )* };
+
+            /// Each flag of `self` and `o` joined by `op`.
+            pub(crate) fn zip(self, o: Accumulators, op: fn(bool, bool) -> bool) -> Accumulators {
+                Accumulators { $( $field: op(self.$field, o.$field), )* }
+            }
+
+            /// Whether a kept accumulator reads element lengths: the limit
+            /// checks, the rules (payload, longest element), and every list
+            /// of key records (each shows its key's longest element).
+            /// Without, the compact blobs the target keeps as stored need no
+            /// walk, only their header's count
+            /// (`Estimator::counting_by_header`).
+            pub fn read_lengths(&self) -> bool {
+                false $( || (self.$field && <$ty as KeyAccumulator>::READS_LENGTHS) )*
+            }
+        }
+
+        impl KeyStats {
+            /// Empty statistics, sized and shaped by `s`.
+            pub fn new(s: &Settings) -> Self {
+                KeyStats {
+                    totals: Counter::default(),
+                    databases: BTreeMap::new(),
+                    types: Groups::default(),
+                    encodings: Groups::default(),
+                    rdb_types: Groups::default(),
+                    elements: Groups::default(),
+                    value_sizes: Groups::default(),
+                    compression: Compression::default(),
+                    used_memory: UsedMemorySums::default(),
+                    $( $field: <$ty as KeyAccumulator>::new(s), )*
+                    empty: EmptyCollections::default(),
+                    kept: Accumulators::ALL,
+                    damaged_keys: 0,
+                    damage: Vec::new(),
+                }
+            }
+
+            /// Folds a key into the optional accumulators `kept` names.
+            #[inline]
+            fn add_kept(&mut self, key: &mut KeyInput<'_, '_>) {
+                let kept = self.kept;
+                $( if kept.$field { self.$field.add_key(key); } )*
+            }
+
+            /// Completes what the optional accumulators buffer.
+            fn finish_kept(&mut self) {
+                $( Accumulate::finish(&mut self.$field); )*
+            }
+
+            /// Folds in another worker's or file's statistics; counts add up saturating.
+            pub fn merge(&mut self, mut o: KeyStats) {
+                self.kept = self.kept.both(o.kept);
+                self.merge_always(&mut o);
+                $( Accumulate::merge(&mut self.$field, o.$field); )*
+                self.empty.merge(o.empty);
+                self.damaged_keys = self.damaged_keys.saturating_add(o.damaged_keys);
+                self.damage.extend(o.damage);
+                self.damage.sort_by_key(|d| d.offset);
+                self.damage.truncate(DAMAGE_KEPT);
+            }
+
+            /// Checks the optional accumulators this run kept (the others
+            /// stay empty; a summary read from a file has them all).
+            pub(crate) fn check_kept(&self, c: &mut Checker, ctx: &CheckContext<'_>) -> Checked {
+                $( if self.kept.$field {
+                    c.at(stringify!($field), |c| self.$field.check(c, ctx))?;
+                } )*
+                Ok(())
+            }
+        }
+    };
 }
+
+crate::acc::optional_accumulators!(declare_key_stats);
 
 /// Damage records kept (the first by offset).
 pub const DAMAGE_KEPT: usize = 10;
@@ -123,37 +198,6 @@ impl KeyStats {
         rule: crate::acc::expiry::ClusterRule,
     ) -> Vec<crate::acc::expiry::ExpiryCluster> {
         crate::acc::expiry::detect_clusters(&self.expiry, rule, &self.prefixes.names())
-    }
-
-    /// Empty statistics, sized and shaped by `s`.
-    pub fn new(s: &Settings) -> Self {
-        KeyStats {
-            totals: Counter::default(),
-            databases: BTreeMap::new(),
-            types: Groups::default(),
-            encodings: Groups::default(),
-            rdb_types: Groups::default(),
-            elements: Groups::default(),
-            value_sizes: Groups::default(),
-            compression: Compression::default(),
-            used_memory: UsedMemorySums::default(),
-            limits: Limits::new(s.top),
-            top: TopSet::new(s.top),
-            key_names: KeyNames::new(s.separator),
-            prefixes: Prefixes::new(s.separator, s.prefix_depth, s.now_ms),
-            ttl: Ttl {
-                now_ms: s.now_ms,
-                ..Ttl::default()
-            },
-            expiry: ExpiryHistogram::new(s.separator, s.prefix_depth.clamp(1, 4), s.expiry_buckets),
-            slots: Slots::default(),
-            access: Access::new(s.top),
-            rules: RuleHits::new(&s.rules, s.separator, s.now_ms),
-            empty: EmptyCollections::default(),
-            kept: Accumulators::ALL,
-            damaged_keys: 0,
-            damage: Vec::new(),
-        }
     }
 
     /// Folds one decoded key into every accumulator; call [`KeyStats::finish`] after the last.
@@ -185,38 +229,15 @@ impl KeyStats {
             self.compression.stored_bytes += f.lzf_stored_bytes;
             self.compression.uncompressed_bytes += f.lzf_uncompressed_bytes;
         }
-        let kept = self.kept;
-        // A key in several lists of key records is stored once.
+        // A key in several lists of key records is stored once; one pass
+        // over the key's bytes serves every name check.
         let mut record = None;
-        if kept.limits {
-            self.limits.add_sharing(f, &mut record);
-        }
-        if kept.top {
-            self.top.add_sharing(f, &mut record);
-        }
-        // One pass over the key's bytes serves every name check.
         let shape = KeyShape::of(f.key, self.key_names.separator);
-        if kept.key_names {
-            self.key_names.add_shaped(f, &shape);
-        }
-        if kept.prefixes {
-            self.prefixes.add(f);
-        }
-        if kept.ttl {
-            self.ttl.add(f);
-        }
-        if kept.expiry {
-            self.expiry.add_shaped(f, &shape);
-        }
-        if kept.slots {
-            self.slots.add_shaped(f, &shape);
-        }
-        if kept.access {
-            self.access.add_sharing(f, &mut record);
-        }
-        if kept.rules {
-            self.rules.add_shaped(f, &shape);
-        }
+        self.add_kept(&mut KeyInput {
+            facts: f,
+            shape: &shape,
+            record: &mut record,
+        });
     }
 
     /// These statistics, feeding only the accumulators `kept` names.
@@ -235,13 +256,7 @@ impl KeyStats {
     /// Completes what `add` buffers (the expiry histogram's pending keys);
     /// call once the keys are added, before reading. Merging does it too.
     pub fn finish(&mut self) {
-        self.expiry.flush();
-        self.top.finish();
-        self.limits.finish();
-        self.key_names.finish();
-        self.access.finish();
-        self.rules.finish();
-        self.slots.finish();
+        self.finish_kept();
     }
 
     /// Counts a key whose value could not be decoded, keeping the first [`DAMAGE_KEPT`] records by offset.
@@ -252,16 +267,19 @@ impl KeyStats {
         self.damage.truncate(DAMAGE_KEPT);
     }
 
-    /// Folds in another worker's or file's statistics; counts add up saturating.
-    pub fn merge(&mut self, o: KeyStats) {
-        self.kept = self.kept.both(o.kept);
+    /// Merges the figures every report shows (`merge` does the rest).
+    fn merge_always(&mut self, o: &mut KeyStats) {
+        use std::mem::take;
         self.totals.merge(&o.totals);
-        merge_map(&mut self.databases, o.databases);
-        self.types.merge_with(o.types, |a, b| a.merge(&b));
-        self.encodings.merge_with(o.encodings, |a, b| a.merge(&b));
-        self.rdb_types.merge_with(o.rdb_types, |a, b| a.merge(&b));
-        self.elements.merge_with(o.elements, |a, b| a.merge(b));
-        self.value_sizes.merge_with(o.value_sizes, |a, b| a.merge(&b));
+        merge_map(&mut self.databases, take(&mut o.databases));
+        self.types.merge_with(take(&mut o.types), |a, b| a.merge(&b));
+        self.encodings
+            .merge_with(take(&mut o.encodings), |a, b| a.merge(&b));
+        self.rdb_types
+            .merge_with(take(&mut o.rdb_types), |a, b| a.merge(&b));
+        self.elements.merge_with(take(&mut o.elements), |a, b| a.merge(b));
+        self.value_sizes
+            .merge_with(take(&mut o.value_sizes), |a, b| a.merge(&b));
         // Saturating: summaries come from files; a total past the bound
         // is refused by the check after the merge (`Summary::merge`).
         let c = &mut self.compression;
@@ -273,20 +291,6 @@ impl KeyStats {
             .uncompressed_bytes
             .saturating_add(o.compression.uncompressed_bytes);
         self.used_memory.merge(&o.used_memory);
-        self.limits.merge(o.limits);
-        self.top.merge(o.top);
-        self.key_names.merge(o.key_names);
-        self.prefixes.merge(o.prefixes);
-        self.ttl.merge(o.ttl);
-        self.expiry.merge(o.expiry);
-        self.slots.merge(o.slots);
-        self.access.merge(o.access);
-        self.rules.merge(o.rules);
-        self.empty.merge(o.empty);
-        self.damaged_keys = self.damaged_keys.saturating_add(o.damaged_keys);
-        self.damage.extend(o.damage);
-        self.damage.sort_by_key(|d| d.offset);
-        self.damage.truncate(DAMAGE_KEPT);
     }
 }
 

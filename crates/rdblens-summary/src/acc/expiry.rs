@@ -167,6 +167,10 @@ impl Accumulate for ExpiryHistogram {
         }
     }
 
+    fn finish(&mut self) {
+        self.flush();
+    }
+
     fn merge(&mut self, mut other: Self) {
         self.flush();
         other.flush();

@@ -17,14 +17,14 @@ use crate::settings::Settings;
 /// Namespace levels a prefix tree can have (`--depth` 1-4).
 const MAX_DEPTH: usize = 4;
 
-pub(super) fn settings(c: &mut Checker, s: &Settings) -> Checked {
+pub(crate) fn settings(c: &mut Checker, s: &Settings) -> Checked {
     c.count("top", s.top as u64)?;
     // Any depth: the accumulators use it clamped to 1-4.
     c.count("prefix_depth", s.prefix_depth as u64)?;
     c.count("expiry_buckets", s.expiry_buckets as u64)
 }
 
-pub(super) fn limits(c: &mut Checker, l: &Limits, top: usize, totals: &Counter) -> Checked {
+pub(crate) fn limits(c: &mut Checker, l: &Limits, top: usize, totals: &Counter) -> Checked {
     if l.examples != top {
         return Err(c.fail_at("examples", format!("{}, settings.top is {top}", l.examples)));
     }
@@ -49,7 +49,7 @@ pub(super) fn limits(c: &mut Checker, l: &Limits, top: usize, totals: &Counter) 
     })
 }
 
-pub(super) fn top_set(c: &mut Checker, t: &TopSet) -> Checked {
+pub(crate) fn top_set(c: &mut Checker, t: &TopSet) -> Checked {
     c.top_keys("by_memory", &t.by_memory, Metric::Memory)?;
     c.top_keys("by_serialized", &t.by_serialized, Metric::Serialized)?;
     c.top_keys("by_elements", &t.by_elements, Metric::Elements)?;
@@ -67,7 +67,7 @@ pub(super) fn top_set(c: &mut Checker, t: &TopSet) -> Checked {
     })
 }
 
-pub(super) fn key_names(c: &mut Checker, k: &KeyNames, s: &Settings, totals: &Counter) -> Checked {
+pub(crate) fn key_names(c: &mut Checker, k: &KeyNames, s: &Settings, totals: &Counter) -> Checked {
     if k.separator != s.separator {
         return Err(c.fail_at(
             "separator",
@@ -96,7 +96,7 @@ pub(super) fn key_names(c: &mut Checker, k: &KeyNames, s: &Settings, totals: &Co
     })
 }
 
-pub(super) fn prefixes(c: &mut Checker, p: &Prefixes, s: &Settings, totals: &Counter) -> Checked {
+pub(crate) fn prefixes(c: &mut Checker, p: &Prefixes, s: &Settings, totals: &Counter) -> Checked {
     if p.separator != s.separator {
         return Err(c.fail_at(
             "separator",
@@ -165,11 +165,11 @@ fn ttl_buckets(c: &mut Checker, b: &TtlBuckets, totals: &Counter) -> Checked {
     Ok(())
 }
 
-pub(super) fn ttl(c: &mut Checker, t: &Ttl, totals: &Counter) -> Checked {
+pub(crate) fn ttl(c: &mut Checker, t: &Ttl, totals: &Counter) -> Checked {
     c.at("buckets", |c| ttl_buckets(c, &t.buckets, totals))
 }
 
-pub(super) fn expiry(c: &mut Checker, e: &ExpiryHistogram, s: &Settings, totals: &Counter) -> Checked {
+pub(crate) fn expiry(c: &mut Checker, e: &ExpiryHistogram, s: &Settings, totals: &Counter) -> Checked {
     if e.separator != s.separator {
         return Err(c.fail_at(
             "separator",
@@ -229,7 +229,7 @@ fn keys_memory(c: &mut Checker, km: &KeysMemory) -> Checked {
     c.count("memory", km.memory)
 }
 
-pub(super) fn slots(c: &mut Checker, s: &Slots, totals: &Counter) -> Checked {
+pub(crate) fn slots(c: &mut Checker, s: &Slots, totals: &Counter) -> Checked {
     let counts = s.counts();
     c.sum_is(
         "keys",
@@ -255,7 +255,7 @@ pub(super) fn slots(c: &mut Checker, s: &Slots, totals: &Counter) -> Checked {
     c.sum_is("hash_tags", tagged, "keys_with_tag", s.keys_with_tag)
 }
 
-pub(super) fn access(c: &mut Checker, a: &Access, totals: &Counter) -> Checked {
+pub(crate) fn access(c: &mut Checker, a: &Access, totals: &Counter) -> Checked {
     c.histogram("idle_seconds", &a.idle_seconds)?;
     c.at_most("idle_seconds", a.idle_seconds.count, "totals.keys", totals.keys)?;
     c.histogram("lfu_freq", &a.lfu_freq)?;
@@ -268,7 +268,7 @@ pub(super) fn access(c: &mut Checker, a: &Access, totals: &Counter) -> Checked {
     c.top_keys("hottest", &a.hottest, Metric::Freq)
 }
 
-pub(super) fn rules(c: &mut Checker, r: &RuleHits, s: &Settings, totals: &Counter) -> Checked {
+pub(crate) fn rules(c: &mut Checker, r: &RuleHits, s: &Settings, totals: &Counter) -> Checked {
     if r.config != s.rules {
         return Err(c.fail_at("config", "differs from settings.rules"));
     }
