@@ -37,6 +37,7 @@ pub mod json;
 pub mod model;
 mod options;
 pub mod prometheus;
+pub mod section;
 pub mod table;
 #[cfg(test)]
 mod tests;
@@ -45,7 +46,8 @@ mod words;
 use rdblens_summary::Summary;
 
 pub use model::{AuditWhen, ReportJson, SCHEMA_VERSION};
-pub use options::{ReportOptions, Section, SortBy, AUTO_BARS};
+pub use options::{ReportOptions, SortBy, AUTO_BARS};
+pub use section::Section;
 
 /// The JSON report as a string (pretty-printed).
 pub fn to_json(summary: &Summary, opts: &ReportOptions) -> serde_json::Result<String> {

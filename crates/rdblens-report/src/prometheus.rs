@@ -42,6 +42,7 @@ pub fn render(report: &ReportJson<'_>, opts: &MetricsOptions) -> String {
     groups(&mut out, report, opts);
     key_groups(&mut out, report, opts);
     big_keys(&mut out, report, opts);
+    heat(&mut out, report, opts);
     findings(&mut out, report);
     out.text
 }
@@ -391,6 +392,50 @@ fn big_keys(out: &mut Exposition, r: &ReportJson<'_>, opts: &MetricsOptions) {
     }
     out.push(memory);
     out.push(elements);
+}
+
+/// Hot and cold keys (section `hot-and-big`, dumps with idle times or
+/// LFU counters): each group's keys and memory, and its biggest keys.
+fn heat(out: &mut Exposition, r: &ReportJson<'_>, opts: &MetricsOptions) {
+    let Some(h) = &r.registered.hot_and_big else {
+        return;
+    };
+    let mut keys = Family::new(
+        "rdblens_heat_keys",
+        "Keys hot or cold by the hot-key and cold-key thresholds (dumps with idle times or LFU counters)",
+    );
+    let mut memory = Family::new(
+        "rdblens_heat_memory_bytes",
+        "Estimated MEMORY USAGE of the hot or cold keys, summed (cold: memory to reclaim)",
+    );
+    let mut big = Family::new(
+        "rdblens_heat_big_key_memory_bytes",
+        "Estimated MEMORY USAGE of the biggest hot and cold keys (--metrics-keys of each)",
+    );
+    for (group, g) in [("hot", &h.hot), ("cold", &h.cold)] {
+        keys.sample(&[("group", group)], g.keys);
+        memory.sample(&[("group", group)], g.memory);
+        let mut seen = HashSet::new();
+        for k in g.biggest.iter().take(opts.big_keys) {
+            let db = k.db.to_string();
+            let key = key_label(&k.key);
+            let kind = label_text(k.type_name.as_bytes());
+            // As for big keys: two keys cut to one label, the bigger stands.
+            if !seen.insert((db.clone(), key.clone(), kind.clone())) {
+                continue;
+            }
+            let labels = [
+                ("group", group),
+                ("db", db.as_str()),
+                ("key", key.as_str()),
+                ("type", kind.as_str()),
+            ];
+            big.sample(&labels, k.memory);
+        }
+    }
+    out.push(keys);
+    out.push(memory);
+    out.push(big);
 }
 
 /// Findings per rule and severity (every rule of the catalogue that is on,

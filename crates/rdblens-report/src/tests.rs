@@ -9,7 +9,8 @@ use serde_json::Value;
 
 use crate::format::{human_bytes, quote_key, thousands};
 use crate::model::{AuditWhen, ReportJson, AUDITS_RUN};
-use crate::options::{ReportOptions, Section};
+use crate::options::ReportOptions;
+use crate::section::Section;
 use crate::{json, table};
 
 fn analyzed(name: &str) -> Summary {

@@ -312,7 +312,7 @@ fn key_stats(c: &mut Checker, s: &Summary) -> Checked {
     })?;
     k.check_kept(
         c,
-        &crate::acc::CheckContext {
+        &crate::acc::registry::CheckContext {
             settings: &s.settings,
             totals,
         },

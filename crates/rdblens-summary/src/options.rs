@@ -1,10 +1,14 @@
 use std::fmt;
 use std::sync::Arc;
 
-use rdblens_memory::Profile;
+use std::collections::BTreeMap;
+
+use rdblens_memory::{Family, Limits, Profile, ServerVersion};
 
 use crate::filter::KeyFilter;
+use crate::keyname::KeyName;
 use crate::rules::RuleConfig;
+use crate::settings::{key_filters, Settings, Shaping};
 
 /// A progress hook: called by the walker with the bytes of the file walked
 /// so far (every few MiB, and once more at the end). Cheap to clone.
@@ -146,6 +150,62 @@ impl Default for Options {
             settle_evidence_after: None,
             known_values_from: 4 * 1024,
             accumulators: Accumulators::ALL,
+        }
+    }
+}
+
+// How options become the settings a summary records: here, beside the
+// options, so that the settings (which every accumulator is made from)
+// do not depend on them.
+impl Shaping {
+    /// The shaping options of `opts`, normalized (sorted, deduplicated,
+    /// encoding limits by their listpack name) so that equivalent command
+    /// lines compare equal.
+    pub fn of(opts: &Options) -> Self {
+        let mut dbs = opts.filter.dbs.clone();
+        dbs.sort_unstable();
+        dbs.dedup();
+        let mut types: Vec<String> = opts.filter.kinds.iter().map(|k| k.name().to_string()).collect();
+        types.sort();
+        types.dedup();
+        let mut limits = BTreeMap::new();
+        for (name, value) in &opts.config {
+            // Only encoding limits change the estimates; other directives
+            // (maxmemory-policy...) reach the audit through its settings.
+            let mut scratch = Limits::defaults_for(Family::Redis, ServerVersion::new(7, 2, 0));
+            if scratch.set(name, value) == Ok(true) {
+                let name = name
+                    .trim()
+                    .to_ascii_lowercase()
+                    .replace("-ziplist-", "-listpack-");
+                limits.insert(name, value.trim().to_ascii_lowercase());
+            }
+        }
+        Shaping {
+            dbs,
+            types,
+            pattern: opts.filter.pattern.as_deref().map(KeyName::new),
+            prefix: opts.filter.prefix.as_deref().map(KeyName::new),
+            target: opts.profile.as_ref().map(|p| p.name()),
+            jemalloc_quantum: opts.quantum,
+            limits,
+            now_ms: opts.now_ms,
+            key_filters: key_filters(&opts.filter),
+        }
+    }
+}
+
+impl Settings {
+    /// The settings `opts` gives a file whose reference time is `now_ms`.
+    pub fn of(opts: &Options, now_ms: i64) -> Self {
+        Settings {
+            top: opts.top,
+            separator: opts.separator,
+            prefix_depth: opts.prefix_depth,
+            now_ms,
+            expiry_buckets: opts.expiry_buckets,
+            rules: opts.rules.clone(),
+            shaping: Shaping::of(opts),
         }
     }
 }

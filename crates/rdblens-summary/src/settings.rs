@@ -6,12 +6,10 @@
 
 use std::collections::BTreeMap;
 
-use rdblens_memory::{Family, Limits, ServerVersion};
 use serde::{Deserialize, Serialize};
 
 use crate::filter::{KeyFilter, SizeRange, TtlFilter};
 use crate::keyname::KeyName;
-use crate::options::Options;
 use crate::rules::RuleConfig;
 
 /// Settings that shape the accumulators; summaries merge only when they agree.
@@ -123,7 +121,7 @@ pub fn join_differences(differences: &[Difference]) -> String {
 }
 
 /// The filters beyond `--db`, `--type`, `--match`, `--prefix`, as text.
-fn key_filters(f: &KeyFilter) -> Vec<String> {
+pub(crate) fn key_filters(f: &KeyFilter) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(r) = &f.regex {
         out.push(format!("--regex {}", r.as_str()));
@@ -141,42 +139,6 @@ fn key_filters(f: &KeyFilter) -> Vec<String> {
 }
 
 impl Shaping {
-    /// The shaping options of `opts`, normalized (sorted, deduplicated,
-    /// encoding limits by their listpack name) so that equivalent command
-    /// lines compare equal.
-    pub fn of(opts: &Options) -> Self {
-        let mut dbs = opts.filter.dbs.clone();
-        dbs.sort_unstable();
-        dbs.dedup();
-        let mut types: Vec<String> = opts.filter.kinds.iter().map(|k| k.name().to_string()).collect();
-        types.sort();
-        types.dedup();
-        let mut limits = BTreeMap::new();
-        for (name, value) in &opts.config {
-            // Only encoding limits change the estimates; other directives
-            // (maxmemory-policy...) reach the audit through its settings.
-            let mut scratch = Limits::defaults_for(Family::Redis, ServerVersion::new(7, 2, 0));
-            if scratch.set(name, value) == Ok(true) {
-                let name = name
-                    .trim()
-                    .to_ascii_lowercase()
-                    .replace("-ziplist-", "-listpack-");
-                limits.insert(name, value.trim().to_ascii_lowercase());
-            }
-        }
-        Shaping {
-            dbs,
-            types,
-            pattern: opts.filter.pattern.as_deref().map(KeyName::new),
-            prefix: opts.filter.prefix.as_deref().map(KeyName::new),
-            target: opts.profile.as_ref().map(|p| p.name()),
-            jemalloc_quantum: opts.quantum,
-            limits,
-            now_ms: opts.now_ms,
-            key_filters: key_filters(&opts.filter),
-        }
-    }
-
     fn differences(&self, other: &Shaping, out: &mut Vec<Difference>) {
         let name = |k: &Option<KeyName>| match k {
             None => "(none)".to_string(),
@@ -263,19 +225,6 @@ impl Shaping {
 }
 
 impl Settings {
-    /// The settings `opts` gives a file whose reference time is `now_ms`.
-    pub fn of(opts: &Options, now_ms: i64) -> Self {
-        Settings {
-            top: opts.top,
-            separator: opts.separator,
-            prefix_depth: opts.prefix_depth,
-            now_ms,
-            expiry_buckets: opts.expiry_buckets,
-            rules: opts.rules.clone(),
-            shaping: Shaping::of(opts),
-        }
-    }
-
     /// What differs from `other`, by command-line flag: the filters and
     /// model options first, then the accumulators' sizes and the rules.
     /// The reference time itself is not compared (each file's TTLs are
@@ -326,6 +275,8 @@ impl Settings {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::options::Options;
+    use rdblens_memory::{Family, ServerVersion};
 
     #[test]
     fn shaping_normalizes_what_does_not_matter() {

@@ -12,8 +12,9 @@ use serde::{Deserialize, Serialize};
 use crate::acc::counter::{merge_map, Counter};
 use crate::acc::groups::Groups;
 use crate::acc::hist::Histogram;
+use crate::acc::registry::{CheckContext, KeyAccumulator, KeyInput};
 use crate::acc::sizes::ValueSizes;
-use crate::acc::{Accumulate, CheckContext, KeyAccumulator, KeyInput};
+use crate::acc::Accumulate;
 use crate::checker::{CheckError, Checked, Checker};
 use crate::facts::KeyFacts;
 use crate::keyshape::KeyShape;
@@ -22,7 +23,7 @@ use crate::shard::ShardStats;
 use crate::used_memory::{UsedMemory, UsedMemorySums};
 
 /// Version of the summary layout; bumped on incompatible changes.
-pub const SUMMARY_VERSION: u32 = 6;
+pub const SUMMARY_VERSION: u32 = 7;
 
 /// LZF use across string values and blobs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -185,7 +186,7 @@ macro_rules! declare_key_stats {
     };
 }
 
-crate::acc::optional_accumulators!(declare_key_stats);
+crate::acc::registry::optional_accumulators!(declare_key_stats);
 
 /// Damage records kept (the first by offset).
 pub const DAMAGE_KEPT: usize = 10;

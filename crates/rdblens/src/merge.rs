@@ -34,7 +34,7 @@ pub struct MergeArgs {
     #[arg(long, value_name = "FROM..TO")]
     pub expiry_window: Option<String>,
     /// Sections to show (comma-separated), as for `report`.
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', value_parser = crate::report::section_values())]
     pub section: Vec<String>,
     /// Write the result here instead of standard output.
     #[arg(long, short)]

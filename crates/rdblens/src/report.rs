@@ -79,8 +79,13 @@ pub struct ReportArgs {
     /// Write the report here instead of standard output.
     #[arg(long, short)]
     pub output: Option<PathBuf>,
-    /// Sections to show (comma-separated): shards,bigkeys,encodings,ttl,expiry,keys,prefixes,slots,access,findings; `plans` (split plans, docs/advisor.md) only when named. Only what they show is computed (findings and plans: the rule hits, namespaces, TTLs, expiries, slots and the top lists by memory); ttl, expiry, prefixes and slots alone read no element lengths, so the small collections a server keeps as stored are counted by their headers, unwalked (docs/json-schema.md).
-    #[arg(long, value_delimiter = ',')]
+    /// Sections to show (comma-separated; every one but `plans` by default).
+    /// Only what they show is computed (findings and plans: the rule hits,
+    /// namespaces, TTLs, expiries, slots and the top lists by memory); ttl,
+    /// expiry, prefixes and slots alone read no element lengths, so the
+    /// small collections a server keeps as stored are counted by their
+    /// headers, unwalked (docs/json-schema.md).
+    #[arg(long, value_delimiter = ',', value_parser = section_values())]
     pub section: Vec<String>,
     /// Shards read at the same time when inputs are object URLs (a prefix
     /// or glob names many; docs/object-storage.md).
@@ -205,6 +210,15 @@ pub fn report_options(args: &ReportArgs, to_terminal: bool) -> Result<ReportOpti
     Ok(opts)
 }
 
+/// `--section`'s values and their help, from the registry of sections.
+pub fn section_values() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(
+        Section::EVERY
+            .iter()
+            .map(|s| clap::builder::PossibleValue::new(s.name()).help(s.help())),
+    )
+}
+
 /// What to show and how: `--section`, `--top`, `--bucket`, `--sort`
 /// (shared by `report` and `merge`).
 pub fn rendering(section: &[String], top: usize, bucket: &str, sort: SortBy) -> Result<ReportOptions> {
@@ -213,9 +227,8 @@ pub fn rendering(section: &[String], top: usize, bucket: &str, sort: SortBy) -> 
         sections.push(Section::parse(s).with_context(|| {
             format!(
                 "unknown section '{s}' (expected {})",
-                Section::ALL
-                    .into_iter()
-                    .chain(Section::OPTIONAL)
+                Section::EVERY
+                    .iter()
                     .map(|s| s.name())
                     .collect::<Vec<_>>()
                     .join(",")

@@ -466,7 +466,10 @@ fn sections_choose_what_is_shown() {
     let t = table(&[ALL_TYPES, "--section", "slots", "--section", "keys"]);
     assert!(t.contains("== Cluster slots") && t.contains("== Key names =="));
     assert!(!t.contains("== Biggest"));
-    usage_error(&[ALL_TYPES, "--section", "bigkeys,colors"], "rdblens: unknown section 'colors' (expected shards,bigkeys,encodings,ttl,expiry,keys,prefixes,slots,access,findings,plans)");
+    usage_error(
+        &[ALL_TYPES, "--section", "bigkeys,colors"],
+        "error: invalid value 'colors' for '--section <SECTION>'\n  [possible values: shards, bigkeys, encodings, ttl, expiry, keys, prefixes, slots, access, hot-and-big, findings, plans]",
+    );
 }
 
 /// A report of a few sections feeds only the accumulators they read

@@ -19,6 +19,7 @@ mod findings;
 mod keys;
 mod namespaces;
 mod shards;
+mod view;
 
 use expiry::{access, expiry, fine_expiry, ttl, ExpiryData};
 use findings::findings;
@@ -56,6 +57,7 @@ pub fn page<'a>(m: &'a ReportJson<'a>) -> io::Result<Page<'a>> {
         .into_iter()
         .flatten(),
     );
+    sections.extend(view::registered(m));
     let subtitle = match &m.files[..] {
         [f] => f.path.clone(),
         fs => format!("{} files", fs.len()),

@@ -26,7 +26,8 @@ pub use sections::{
 pub use shards::{ImbalanceJson, ShardJson, ShardsJson};
 pub use sizes::{Percentiles, ValueSizesJson};
 
-use crate::options::{ReportOptions, Section};
+use crate::options::ReportOptions;
+use crate::section::{BuildContext, RegisteredModels, Section};
 
 /// Bumped on any incompatible change of the JSON layout.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -114,6 +115,9 @@ pub struct ReportJson<'s> {
     /// Idle times and access frequencies (section `access`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub access: Option<&'s Access>,
+    /// The sections defined in their own file (`section/`): `hot_and_big`.
+    #[serde(flatten)]
+    pub registered: RegisteredModels<'s>,
     /// `findings` (design-rule findings, most severe first, docs/audit.md)
     /// and `audit` (per-rule totals, including what the caps left out),
     /// when the section `findings` is shown.
@@ -248,6 +252,7 @@ impl<'s> ReportJson<'s> {
             expiry: on(Section::Expiry).then(|| sections::expiry(k, opts)),
             slots: on(Section::Slots).then(|| sections::slots(k, opts.top)),
             access: on(Section::Access).then_some(&k.access),
+            registered: RegisteredModels::build(s, &opts.sections, &BuildContext { top: opts.top }),
             audit: AuditRun {
                 audit,
                 shown: on(Section::Findings),

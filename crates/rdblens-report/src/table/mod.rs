@@ -6,6 +6,7 @@ mod findings;
 mod keys;
 mod names;
 mod shards;
+mod view;
 
 use std::fmt::Write;
 
@@ -16,6 +17,7 @@ use crate::format::{human_bytes, percent, thousands, utc};
 use crate::model::ReportJson;
 
 pub use expiry::{cluster_figures, cluster_line};
+pub use view::{access as access_cell, ttl as ttl_cell};
 
 /// A prediction of `used_memory` and its parts, with the `used-mem` the
 /// file recorded when it was saved, where given.
@@ -191,7 +193,7 @@ fn overview(out: &mut String, r: &ReportJson<'_>) {
 }
 
 /// The report as text: the overview, then every section the model holds,
-/// in the order of [`Section::ALL`](crate::options::Section::ALL), split plans last.
+/// in the order of [`Section::ALL`](crate::section::Section::ALL), split plans last.
 pub fn render(r: &ReportJson<'_>) -> String {
     let mut out = String::new();
     overview(&mut out, r);
@@ -219,6 +221,9 @@ pub fn render(r: &ReportJson<'_>) -> String {
     }
     if let Some(a) = r.access {
         keys::access(&mut out, r, a);
+    }
+    for view in r.registered.views() {
+        view::render(&mut out, r, &view);
     }
     if let Some(a) = r.findings() {
         findings::render(&mut out, a, r.options);

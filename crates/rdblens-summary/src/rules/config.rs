@@ -211,10 +211,17 @@ rules_config! {
         /// Fields per hash the savings estimate assumes.
         bucket_fields: u64 = 100,
     }
-    /// `hot-key`: the `top` keys with the highest LFU counters.
+    /// `hot-key`: the `top` keys with the highest LFU counters. A key with
+    /// an LFU counter of at least `min-lfu`, or idle at most `max-idle`,
+    /// is hot in the report's `hot-and-big` section.
     HotKey => hot_key: HotKey {
         /// Keys listed, highest LFU counter first (in place of `cap`).
         top: usize = 10,
+        /// LFU counter from which a key is hot (20: some thousand reads
+        /// more than minutes idle, with the default `lfu-log-factor` 10).
+        min_lfu: u8 = 20,
+        /// LRU idle time up to which a key is hot, seconds.
+        max_idle: Seconds = Seconds(60),
     }
 }
 
