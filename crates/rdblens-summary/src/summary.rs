@@ -22,8 +22,7 @@ use crate::settings::{join_differences, Difference, Settings};
 use crate::shard::ShardStats;
 use crate::used_memory::{UsedMemory, UsedMemorySums};
 
-/// Version of the summary layout; bumped on incompatible changes.
-pub const SUMMARY_VERSION: u32 = 7;
+pub use crate::acc::SUMMARY_VERSION;
 
 /// LZF use across string values and blobs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -127,6 +126,13 @@ macro_rules! declare_key_stats {
             pub fn read_lengths(&self) -> bool {
                 false $( || (self.$field && <$ty as KeyAccumulator>::READS_LENGTHS) )*
             }
+
+            /// Whether a kept accumulator keeps lists of key records
+            /// `--top` long (the big keys, the limits' examples, the
+            /// access and heat lists): held in memory and printed whole.
+            pub fn keep_top_lists(&self) -> bool {
+                false $( || (self.$field && <$ty as KeyAccumulator>::KEEPS_TOP_LISTS) )*
+            }
         }
 
         impl KeyStats {
@@ -186,7 +192,7 @@ macro_rules! declare_key_stats {
     };
 }
 
-crate::acc::registry::optional_accumulators!(declare_key_stats);
+crate::acc::optional_accumulators!(declare_key_stats);
 
 /// Damage records kept (the first by offset).
 pub const DAMAGE_KEPT: usize = 10;

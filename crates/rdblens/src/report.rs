@@ -285,7 +285,7 @@ pub fn prepare(args: &ReportArgs) -> Result<(Options, ReportOptions)> {
         opts.accumulators = gate.map_or(shown, |audit| shown.either(audit));
     }
     let a = opts.accumulators;
-    if a.top || a.limits || a.access {
+    if a.keep_top_lists() {
         crate::common::check_top(args.top)?;
     }
     Ok((opts, report_opts))

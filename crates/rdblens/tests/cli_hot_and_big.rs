@@ -195,7 +195,8 @@ fn summary_files_with_a_wrong_group_are_refused() {
         .assert()
         .success();
     let good: Value = serde_json::from_slice(&std::fs::read(&summary).unwrap()).unwrap();
-    let cases: [(&str, fn(&mut Value), &str); 2] = [
+    type Damage = fn(&mut Value);
+    let cases: [(&str, Damage, &str); 2] = [
         (
             "listed",
             |d| d["summary"]["keys"]["heat"]["hot"]["biggest"]["keys"][0]["lfu_freq"] = 1.into(),
@@ -220,4 +221,24 @@ fn summary_files_with_a_wrong_group_are_refused() {
             .stdout("")
             .stderr(predicates::str::contains(message));
     }
+}
+
+/// Its lists are held in memory as the big keys' are: `--top` is capped.
+#[test]
+fn top_is_capped_as_for_other_key_lists() {
+    rdblens()
+        .args([
+            "report",
+            LFU_DUMPS[0],
+            "--section",
+            "hot-and-big",
+            "--top",
+            "10001",
+        ])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(predicates::str::contains(
+            "--top 10001 is above the maximum of 10000: top lists are held in memory",
+        ));
 }

@@ -154,6 +154,7 @@ impl Accumulate for Heat {
 
 impl KeyAccumulator for Heat {
     const READS_LENGTHS: bool = true;
+    const KEEPS_TOP_LISTS: bool = true;
 
     fn new(s: &Settings) -> Self {
         Heat::new(s.top, HeatRule::of(&s.rules))
@@ -197,7 +198,7 @@ impl KeyAccumulator for Heat {
                 {
                     Some(i) => Err(c.at("biggest", |c| {
                         c.fail_at(
-                            &format!("keys[{i}]"),
+                            format!("keys[{i}]"),
                             format!("not a {name} key by the settings' thresholds"),
                         )
                     })),

@@ -4,11 +4,11 @@
 //! and serializes for mergeable summaries.
 //!
 //! The accumulators a run may leave empty (fewer report sections) are
-//! registered in one list, `optional_accumulators!` in [`registry`]:
-//! [`KeyStats`] (its fields, set-up, fold, merge, finish and check) and
+//! registered in one list, `optional_accumulators!` below: [`KeyStats`]
+//! (its fields, set-up, fold, merge, finish and check) and
 //! [`Accumulators`] (one flag each) are generated from it, so a new one is
-//! its own file implementing [`registry::KeyAccumulator`] and one entry in
-//! the list (docs/architecture.md).
+//! its own file implementing [`registry::KeyAccumulator`], declared here
+//! with one entry in the list (docs/architecture.md).
 //!
 //! [`KeyStats`]: crate::KeyStats
 //! [`Accumulators`]: crate::Accumulators
@@ -37,15 +37,41 @@ pub mod slots;
 pub mod top;
 pub mod ttl;
 
-use crate::facts::KeyFacts;
+pub use registry::Accumulate;
 
-/// What every accumulator does.
-pub trait Accumulate {
-    /// Folds one key in.
-    fn add(&mut self, facts: &KeyFacts<'_>);
-    /// Folds `other` in; must be associative and commutative.
-    fn merge(&mut self, other: Self);
-    /// Completes what `add` buffers (top-N lists with a large N); call once
-    /// after the last `add`, before reading. A merge completes both sides.
-    fn finish(&mut self) {}
+/// Version of the summary layout, which the list below decides; raised
+/// on incompatible changes (a new entry is one: summary files change).
+pub const SUMMARY_VERSION: u32 = 7;
+
+/// The registry of optional accumulators, in the order they fold a key
+/// (and are serialized in a summary): `field: type`, with the doc that
+/// both the [`KeyStats`](crate::KeyStats) field and the
+/// [`Accumulators`](crate::Accumulators) flag carry. Calls `$then!` with
+/// the list; `summary.rs` declares both types from it.
+macro_rules! optional_accumulators {
+    ($then:ident) => {
+        $then! {
+            /// Keys measured against the compact-encoding limits of the target server.
+            limits: $crate::acc::limits::Limits,
+            /// The biggest keys, one bounded list per metric (and each shard's biggest key).
+            top: $crate::acc::top::TopSet,
+            /// Key-name lengths and naming problems.
+            key_names: $crate::acc::names::KeyNames,
+            /// The namespace tree, down to the prefix depth (also names expiry clusters).
+            prefixes: $crate::acc::prefix::Prefixes,
+            /// Keys by TTL bucket, relative to the reference time.
+            ttl: $crate::acc::ttl::Ttl,
+            /// When keys expire, by namespace, for the histogram and expiry clusters.
+            expiry: $crate::acc::expiry::ExpiryHistogram,
+            /// Keys and memory per cluster hash slot, and hash-tag use.
+            slots: $crate::acc::slots::Slots,
+            /// Idle times and LFU counters, where the file records them.
+            access: $crate::acc::access::Access,
+            /// Design-rule hits, key by key.
+            rules: $crate::acc::rules::RuleHits,
+            /// The biggest hot and cold keys (LRU/LFU dumps).
+            heat: $crate::acc::heat::Heat,
+        }
+    };
 }
+pub(crate) use optional_accumulators;

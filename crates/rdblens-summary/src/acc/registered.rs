@@ -19,6 +19,7 @@ use crate::settings::Settings;
 
 impl KeyAccumulator for Limits {
     const READS_LENGTHS: bool = true;
+    const KEEPS_TOP_LISTS: bool = true;
     fn new(s: &Settings) -> Self {
         Limits::new(s.top)
     }
@@ -33,6 +34,7 @@ impl KeyAccumulator for Limits {
 
 impl KeyAccumulator for TopSet {
     const READS_LENGTHS: bool = true;
+    const KEEPS_TOP_LISTS: bool = true;
     fn new(s: &Settings) -> Self {
         TopSet::new(s.top)
     }
@@ -112,6 +114,7 @@ impl KeyAccumulator for Slots {
 
 impl KeyAccumulator for Access {
     const READS_LENGTHS: bool = true;
+    const KEEPS_TOP_LISTS: bool = true;
     fn new(s: &Settings) -> Self {
         Access::new(s.top)
     }

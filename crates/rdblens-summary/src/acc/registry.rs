@@ -1,13 +1,13 @@
-//! The registry of optional accumulators: the list that [`KeyStats`] and
-//! [`Accumulators`] are generated from, and the trait each entry
-//! implements.
+//! The traits of the accumulators: [`Accumulate`] (what every one does)
+//! and [`KeyAccumulator`] (what the optional ones registered in
+//! `optional_accumulators!`, in `acc/mod.rs`, add: set-up, the fold of a
+//! key with its shared record, and the check of a summary file's copy).
 //!
 //! [`KeyStats`]: crate::KeyStats
 //! [`Accumulators`]: crate::Accumulators
 
 use super::counter::Counter;
 use super::top::SharedRecord;
-use super::Accumulate;
 use crate::checker::{Checked, Checker};
 use crate::facts::KeyFacts;
 use crate::keyshape::KeyShape;
@@ -43,6 +43,10 @@ pub(crate) trait KeyAccumulator: Accumulate + Sized {
     /// blobs need no walk: `Estimator::counting_by_header`).
     const READS_LENGTHS: bool;
 
+    /// Whether it keeps lists of key records `--top` long (held in memory
+    /// and printed whole, so the command caps `--top`).
+    const KEEPS_TOP_LISTS: bool = false;
+
     /// Empty, sized and shaped by the settings.
     fn new(s: &Settings) -> Self;
 
@@ -57,35 +61,13 @@ pub(crate) trait KeyAccumulator: Accumulate + Sized {
     fn check(&self, c: &mut Checker, ctx: &CheckContext<'_>) -> Checked;
 }
 
-/// The registry of optional accumulators, in the order they fold a key
-/// (and are serialized in a summary): `field: type`, with the doc that
-/// both the [`KeyStats`](crate::KeyStats) field and the
-/// [`Accumulators`](crate::Accumulators) flag carry. Calls `$then!` with
-/// the list; `summary.rs` declares both types from it.
-macro_rules! optional_accumulators {
-    ($then:ident) => {
-        $then! {
-            /// Keys measured against the compact-encoding limits of the target server.
-            limits: $crate::acc::limits::Limits,
-            /// The biggest keys, one bounded list per metric (and each shard's biggest key).
-            top: $crate::acc::top::TopSet,
-            /// Key-name lengths and naming problems.
-            key_names: $crate::acc::names::KeyNames,
-            /// The namespace tree, down to the prefix depth (also names expiry clusters).
-            prefixes: $crate::acc::prefix::Prefixes,
-            /// Keys by TTL bucket, relative to the reference time.
-            ttl: $crate::acc::ttl::Ttl,
-            /// When keys expire, by namespace, for the histogram and expiry clusters.
-            expiry: $crate::acc::expiry::ExpiryHistogram,
-            /// Keys and memory per cluster hash slot, and hash-tag use.
-            slots: $crate::acc::slots::Slots,
-            /// Idle times and LFU counters, where the file records them.
-            access: $crate::acc::access::Access,
-            /// Design-rule hits, key by key.
-            rules: $crate::acc::rules::RuleHits,
-            /// The biggest hot and cold keys (LRU/LFU dumps).
-            heat: $crate::acc::heat::Heat,
-        }
-    };
+/// What every accumulator does.
+pub trait Accumulate {
+    /// Folds one key in.
+    fn add(&mut self, facts: &KeyFacts<'_>);
+    /// Folds `other` in; must be associative and commutative.
+    fn merge(&mut self, other: Self);
+    /// Completes what `add` buffers (top-N lists with a large N); call once
+    /// after the last `add`, before reading. A merge completes both sides.
+    fn finish(&mut self) {}
 }
-pub(crate) use optional_accumulators;
