@@ -16,6 +16,7 @@ use std::collections::HashSet;
 use std::fmt::{Display, Write};
 
 use rdblens_summary::acc::counter::Counter;
+use rdblens_summary::acc::top::{KeyRecord, SharedRecord};
 use rdblens_summary::{Checksum, KeyName};
 
 use crate::diff::DiffJson;
@@ -372,16 +373,7 @@ fn big_keys(out: &mut Exposition, r: &ReportJson<'_>, opts: &MetricsOptions) {
         "rdblens_big_key_elements",
         "STRLEN of the biggest keys that are strings, their members, fields or entries otherwise",
     );
-    let mut seen = HashSet::new();
-    for k in top.by_memory.iter().take(opts.big_keys) {
-        let db = k.db.to_string();
-        let key = key_label(&k.key);
-        let kind = label_text(k.type_name.as_bytes());
-        // Two keys cut to the same label (or the same key in two files):
-        // the first, the bigger, stands for both.
-        if !seen.insert((db.clone(), key.clone(), kind.clone())) {
-            continue;
-        }
+    for (k, [db, key, kind]) in key_labels(top.by_memory, opts.big_keys) {
         let labels = [
             ("db", db.as_str()),
             ("key", key.as_str()),
@@ -392,6 +384,24 @@ fn big_keys(out: &mut Exposition, r: &ReportJson<'_>, opts: &MetricsOptions) {
     }
     out.push(memory);
     out.push(elements);
+}
+
+/// The first `cap` of `keys` with their `db`, `key` and `type` label
+/// values. Two keys cut to the same labels (or the same key in two files):
+/// the first, the bigger, stands for both.
+fn key_labels(keys: &[SharedRecord], cap: usize) -> Vec<(&KeyRecord, [String; 3])> {
+    let mut seen = HashSet::new();
+    keys.iter()
+        .take(cap)
+        .filter_map(|k| {
+            let labels = [
+                k.db.to_string(),
+                key_label(&k.key),
+                label_text(k.type_name.as_bytes()),
+            ];
+            seen.insert(labels.clone()).then_some((&**k, labels))
+        })
+        .collect()
 }
 
 /// Hot and cold keys (section `hot-and-big`, dumps with idle times or
@@ -415,15 +425,7 @@ fn heat(out: &mut Exposition, r: &ReportJson<'_>, opts: &MetricsOptions) {
     for (group, g) in [("hot", &h.hot), ("cold", &h.cold)] {
         keys.sample(&[("group", group)], g.keys);
         memory.sample(&[("group", group)], g.memory);
-        let mut seen = HashSet::new();
-        for k in g.biggest.iter().take(opts.big_keys) {
-            let db = k.db.to_string();
-            let key = key_label(&k.key);
-            let kind = label_text(k.type_name.as_bytes());
-            // As for big keys: two keys cut to one label, the bigger stands.
-            if !seen.insert((db.clone(), key.clone(), kind.clone())) {
-                continue;
-            }
+        for (k, [db, key, kind]) in key_labels(g.biggest, opts.big_keys) {
             let labels = [
                 ("group", group),
                 ("db", db.as_str()),
