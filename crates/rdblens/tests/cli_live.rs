@@ -1102,7 +1102,7 @@ fn via_dump_carries_the_lfu_counters_object_freq_gives() {
         let freqs = object_figures(&server, "FREQ", &keys);
         let (run, report) = walk_report(url, &work.path().join(out));
         assert!(
-            run.stderr.contains(&format!(" 30 keys read over "))
+            run.stderr.contains(" 30 keys read over ")
                 && run.stderr.contains(&format!(" with {commands} commands "))
                 && run.stderr.ends_with("; LFU counters by OBJECT FREQ\n"),
             "{}",
