@@ -526,18 +526,8 @@ impl DumpWalk {
             record.push(0xfc);
             record.extend_from_slice(&ms.to_le_bytes());
         }
-        match used {
-            // IDLE: the seconds as an RDB length (rdbSaveKeyValuePair).
-            Some((AccessFigure::Idle, seconds)) => {
-                record.push(0xf8);
-                rdb_length(&mut record, seconds);
-            }
-            // FREQ: the counter as one byte (it is 0-255 on the server).
-            Some((AccessFigure::Freq, counter)) => {
-                record.push(0xf9);
-                record.push(counter.min(255) as u8);
-            }
-            None => {}
+        if let Some(used) = used {
+            access_opcode(&mut record, used);
         }
         record.push(kind);
         rdb_string(&mut record, key);
@@ -637,6 +627,23 @@ pub fn check_payload(payload: &[u8]) -> Result<(u16, &[u8]), String> {
     Ok((version, &body[1..body.len() - 2]))
 }
 
+/// A key's idle time or LFU counter as the opcode before it, as the
+/// server's rdbSaveKeyValuePair writes it.
+fn access_opcode(out: &mut Vec<u8>, (figure, n): (AccessFigure, u64)) {
+    match figure {
+        // IDLE: the seconds as an RDB length.
+        AccessFigure::Idle => {
+            out.push(0xf8);
+            rdb_length(out, n);
+        }
+        // FREQ: the counter as one byte (it is 0-255 on the server).
+        AccessFigure::Freq => {
+            out.push(0xf9);
+            out.push(n.min(255) as u8);
+        }
+    }
+}
+
 /// An RDB length: 6 bits, 14 bits, 32 or 64 bits big-endian.
 fn rdb_length(out: &mut Vec<u8>, n: u64) {
     if n < 1 << 6 {
@@ -679,6 +686,20 @@ mod tests {
             check_payload(b"\x00\x01").unwrap_err(),
             "a DUMP payload of 2 bytes is too short"
         );
+    }
+
+    #[test]
+    fn idle_times_and_lfu_counters_are_written_as_their_opcodes() {
+        let enc = |used| {
+            let mut v = Vec::new();
+            access_opcode(&mut v, used);
+            v
+        };
+        assert_eq!(enc((AccessFigure::Idle, 70)), [0xf8, 0x40, 70]);
+        assert_eq!(enc((AccessFigure::Idle, 5)), [0xf8, 5]);
+        assert_eq!(enc((AccessFigure::Idle, 100_000)), [0xf8, 0x80, 0, 1, 0x86, 0xa0]);
+        assert_eq!(enc((AccessFigure::Freq, 12)), [0xf9, 12]);
+        assert_eq!(enc((AccessFigure::Freq, 255)), [0xf9, 255]);
     }
 
     #[test]
