@@ -75,7 +75,8 @@ enum AccessMode {
     /// CONFIG was not allowed: OBJECT FREQ on the next key tells.
     Unknown,
     Read(AccessFigure),
-    /// OBJECT is not allowed (or not known): the keys go without.
+    /// OBJECT was refused (not allowed, or renamed away): the keys go
+    /// without.
     Off,
 }
 
