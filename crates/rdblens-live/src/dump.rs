@@ -1,11 +1,21 @@
 //! `--via dump`: for servers that refuse replication (managed services,
 //! SYNC and PSYNC renamed away), every key is read with SCAN, then TYPE,
-//! PTTL and MEMORY USAGE, then DUMP, pipelined a batch of keys at a time
-//! and paced to `--rate` commands per second. Each DUMP payload is an RDB
-//! value (`type byte, value, 2-byte RDB version, CRC64`): its version and
-//! CRC are checked, and it is written into an RDB stream (header, aux
-//! fields, the key's expiry, type byte, key, value; the CRC trailer) so the
-//! analysis and every report read it as they read a dump file.
+//! PTTL, MEMORY USAGE and OBJECT FREQ or IDLETIME, then DUMP, pipelined a
+//! batch of keys at a time and paced to `--rate` commands per second. Each
+//! DUMP payload is an RDB value (`type byte, value, 2-byte RDB version,
+//! CRC64`): its version and CRC are checked, and it is written into an RDB
+//! stream (header, aux fields, the key's expiry, its IDLE or FREQ, type
+//! byte, key, value; the CRC trailer) so the analysis and every report read
+//! it as they read a dump file.
+//!
+//! The server tracks either LFU counters (an LFU `maxmemory-policy`) or
+//! idle times (any other), and OBJECT answers only the one it tracks:
+//! `CONFIG GET maxmemory-policy` tells which, or, where CONFIG is not
+//! allowed, OBJECT FREQ's refusal (`An LFU maxmemory policy is not
+//! selected`) does. Where OBJECT is not allowed the walk goes on without
+//! them ([`WalkNotes::access_unread`]). OBJECT is asked before DUMP: DUMP
+//! touches the key (its idle time restarts, its LFU counter may grow),
+//! OBJECT, TYPE, PTTL and MEMORY USAGE do not.
 //!
 //! Keys whose MEMORY USAGE is above the size guard are not serialised (a
 //! DUMP reply is held whole in memory, on the server and here): their
@@ -33,6 +43,42 @@ const EMPTY_VERSION: u16 = 9;
 
 /// Keys asked of SCAN at a time (its COUNT).
 const SCAN_COUNT: &[u8] = b"1000";
+
+/// OBJECT FREQ's refusal when the server tracks idle times instead.
+const NOT_LFU: &str = "An LFU maxmemory policy is not selected";
+/// OBJECT IDLETIME's refusal when the server tracks LFU counters instead.
+const LFU_SELECTED: &str = "An LFU maxmemory policy is selected";
+
+/// What the server tracks of each key's use, by its `maxmemory-policy`,
+/// and the walk reads with OBJECT.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AccessFigure {
+    /// LFU counters (an LFU policy), by OBJECT FREQ: RDB opcode FREQ.
+    Freq,
+    /// Idle times in seconds (any other policy), by OBJECT IDLETIME: RDB
+    /// opcode IDLE.
+    Idle,
+}
+
+impl AccessFigure {
+    fn subcommand(self) -> &'static [u8] {
+        match self {
+            AccessFigure::Freq => b"FREQ",
+            AccessFigure::Idle => b"IDLETIME",
+        }
+    }
+}
+
+/// Whether and how the walk reads OBJECT.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum AccessMode {
+    /// CONFIG was not allowed: OBJECT FREQ on the next key tells.
+    Unknown,
+    Read(AccessFigure),
+    /// OBJECT was refused (not allowed, or renamed away): the keys go
+    /// without.
+    Off,
+}
 
 #[derive(Clone, Debug)]
 pub struct DumpOptions {
@@ -64,6 +110,11 @@ pub struct WalkNotes {
     pub elapsed: Duration,
     /// The walk reached SCAN's end.
     pub finished: bool,
+    /// What OBJECT gave for the keys (the last, if the server's policy
+    /// changed during the walk); `None` when it gave nothing.
+    pub access: Option<AccessFigure>,
+    /// Why idle times and LFU counters were not read (OBJECT's refusal).
+    pub access_unread: Option<String>,
 }
 
 /// The RDB stream of a DUMP walk, produced as it is read.
@@ -82,6 +133,7 @@ pub struct DumpWalk {
     /// The RDB version of the first payload (every payload of one server
     /// has the same), for the magic.
     version: Option<u16>,
+    access: AccessMode,
     ended: bool,
     crc: Crc64Digest,
     started: Instant,
@@ -109,6 +161,7 @@ impl DumpWalk {
                 DUMP_PERMISSIONS,
             )?;
         }
+        let access = access_mode(&mut session)?;
         let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
         let mut aux = vec![
             ("redis-bits".to_string(), "64".to_string()),
@@ -131,6 +184,7 @@ impl DumpWalk {
             at: 0,
             header_written: false,
             version: None,
+            access,
             ended: false,
             crc: Crc64Digest::new(),
             started: Instant::now(),
@@ -197,19 +251,35 @@ impl DumpWalk {
         if keys.is_empty() {
             return Ok(());
         }
-        let mut asks = Vec::with_capacity(keys.len() * 3);
+        if self.access == AccessMode::Unknown {
+            self.probe_access(&keys[0])?;
+        }
+        let figure = match self.access {
+            AccessMode::Read(figure) => Some(figure),
+            AccessMode::Unknown | AccessMode::Off => None,
+        };
+        let per_key = if figure.is_some() { 4 } else { 3 };
+        let mut asks = Vec::with_capacity(keys.len() * per_key);
         for k in &keys {
             asks.push(vec![b"TYPE".to_vec(), k.clone()]);
             asks.push(vec![b"PTTL".to_vec(), k.clone()]);
             asks.push(vec![b"MEMORY".to_vec(), b"USAGE".to_vec(), k.clone()]);
+            if let Some(figure) = figure {
+                asks.push(vec![b"OBJECT".to_vec(), figure.subcommand().to_vec(), k.clone()]);
+            }
         }
-        let facts = self.round_trip(&asks, "TYPE, PTTL and MEMORY USAGE")?;
+        let what = match figure {
+            Some(AccessFigure::Freq) => "TYPE, PTTL, MEMORY USAGE and OBJECT FREQ",
+            Some(AccessFigure::Idle) => "TYPE, PTTL, MEMORY USAGE and OBJECT IDLETIME",
+            None => "TYPE, PTTL and MEMORY USAGE",
+        };
+        let facts = self.round_trip(&asks, what)?;
         let now_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as i64);
         let mut wanted = Vec::new();
         let mut big = Vec::new();
-        for (k, f) in keys.into_iter().zip(facts.chunks(3)) {
+        for (k, f) in keys.into_iter().zip(facts.chunks(per_key)) {
             let kind = self.simple(&f[0], "TYPE")?;
             let ttl = self.integer(&f[1], "PTTL")?;
             if kind == "none" || ttl == -2 {
@@ -225,20 +295,24 @@ impl DumpWalk {
                 }
                 other => return Err(self.unexpected(other, "MEMORY USAGE")),
             };
+            let used = match (figure, f.get(3)) {
+                (Some(figure), Some(reply)) => self.access_reply(figure, reply)?,
+                _ => None,
+            };
             let expires = (ttl >= 0).then(|| now_ms + ttl);
             if memory > self.opts.max_value_bytes {
                 big.push((k, kind, memory));
             } else {
-                wanted.push((k, expires));
+                wanted.push((k, expires, used));
             }
         }
         self.measure(big)?;
         let asks: Vec<Vec<Vec<u8>>> = wanted
             .iter()
-            .map(|(k, _)| vec![b"DUMP".to_vec(), k.clone()])
+            .map(|(k, _, _)| vec![b"DUMP".to_vec(), k.clone()])
             .collect();
         let payloads = self.round_trip(&asks, "DUMP")?;
-        for ((key, expires), payload) in wanted.into_iter().zip(payloads) {
+        for ((key, expires, used), payload) in wanted.into_iter().zip(payloads) {
             match payload {
                 Reply::Bulk(Some(p)) => {
                     let (version, value) = check_payload(&p).map_err(|why| LiveError::Server {
@@ -247,7 +321,7 @@ impl DumpWalk {
                         message: why,
                     })?;
                     self.version.get_or_insert(version);
-                    self.write_record(&key, expires, p[0], value);
+                    self.write_record(&key, expires, used, p[0], value);
                     self.note(|n| n.keys += 1);
                 }
                 Reply::Bulk(None) => self.note(|n| n.vanished += 1),
@@ -255,6 +329,72 @@ impl DumpWalk {
             }
         }
         Ok(())
+    }
+
+    /// Without CONFIG: OBJECT FREQ on `key` says whether the server tracks
+    /// LFU counters (a number), idle times (its refusal [`NOT_LFU`]), or
+    /// the user may not ask (any other error). A key gone meanwhile tells
+    /// nothing: the next batch asks again.
+    fn probe_access(&mut self, key: &[u8]) -> Result<(), LiveError> {
+        let ask = vec![b"OBJECT".to_vec(), b"FREQ".to_vec(), key.to_vec()];
+        let reply = self.round_trip(&[ask], "OBJECT FREQ")?;
+        match &reply[0] {
+            Reply::Integer(_) => self.access = AccessMode::Read(AccessFigure::Freq),
+            Reply::Bulk(None) => {}
+            Reply::Error(e) if e.contains(NOT_LFU) => self.access = AccessMode::Read(AccessFigure::Idle),
+            Reply::Error(e) => self.access_off("OBJECT FREQ", e),
+            other => return Err(self.unexpected(other, "OBJECT FREQ")),
+        }
+        Ok(())
+    }
+
+    /// A key's idle time or LFU counter from OBJECT's `reply`. A refusal
+    /// naming the other figure (the policy changed during the walk)
+    /// switches to it for the next batches; any other stops asking.
+    fn access_reply(
+        &mut self,
+        figure: AccessFigure,
+        reply: &Reply,
+    ) -> Result<Option<(AccessFigure, u64)>, LiveError> {
+        match reply {
+            Reply::Integer(n) => {
+                self.note(|notes| notes.access = Some(figure));
+                Ok(Some((figure, (*n).max(0) as u64)))
+            }
+            // Gone since MEMORY USAGE: DUMP will say so.
+            Reply::Bulk(None) => Ok(None),
+            Reply::Error(e) if e.contains(NOT_LFU) => {
+                self.access = AccessMode::Read(AccessFigure::Idle);
+                Ok(None)
+            }
+            Reply::Error(e) if e.contains(LFU_SELECTED) => {
+                self.access = AccessMode::Read(AccessFigure::Freq);
+                Ok(None)
+            }
+            Reply::Error(e) => {
+                let command = match figure {
+                    AccessFigure::Freq => "OBJECT FREQ",
+                    AccessFigure::Idle => "OBJECT IDLETIME",
+                };
+                self.access_off(command, e);
+                Ok(None)
+            }
+            other => Err(self.unexpected(other, "OBJECT")),
+        }
+    }
+
+    /// Stops asking OBJECT, noting why once.
+    fn access_off(&mut self, command: &str, message: &str) {
+        if self.access == AccessMode::Off {
+            return;
+        }
+        self.access = AccessMode::Off;
+        let why = if message.starts_with("NOPERM") {
+            format!("the user may not run {command} ({message})")
+        } else {
+            format!("{command} was refused ({message})")
+        };
+        self.note(|n| n.access_unread = Some(why));
     }
 
     /// The length of each key too big to DUMP, by its type's command.
@@ -372,11 +512,23 @@ impl DumpWalk {
         self.header_written = true;
     }
 
-    fn write_record(&mut self, key: &[u8], expires_ms: Option<i64>, kind: u8, value: &[u8]) {
-        let mut record = Vec::with_capacity(key.len() + value.len() + 16);
+    /// One key as a server's own save writes it: its expiry, its idle
+    /// time or LFU counter, then type, key and value.
+    fn write_record(
+        &mut self,
+        key: &[u8],
+        expires_ms: Option<i64>,
+        used: Option<(AccessFigure, u64)>,
+        kind: u8,
+        value: &[u8],
+    ) {
+        let mut record = Vec::with_capacity(key.len() + value.len() + 26);
         if let Some(ms) = expires_ms {
             record.push(0xfc);
             record.extend_from_slice(&ms.to_le_bytes());
+        }
+        if let Some(used) = used {
+            access_opcode(&mut record, used);
         }
         record.push(kind);
         rdb_string(&mut record, key);
@@ -436,6 +588,26 @@ impl Read for DumpWalk {
     }
 }
 
+/// What OBJECT will answer on this server, by `CONFIG GET
+/// maxmemory-policy`: LFU counters under an LFU policy, idle times under
+/// any other. [`AccessMode::Unknown`] where CONFIG is not allowed (or
+/// renamed away, as managed services do).
+fn access_mode(session: &mut Session) -> Result<AccessMode, LiveError> {
+    let reply = session.command(&[b"CONFIG", b"GET", b"maxmemory-policy"], "CONFIG GET")?;
+    let policy = match &reply {
+        Reply::Array(Some(parts)) => match parts.as_slice() {
+            [_, Reply::Bulk(Some(policy))] => Some(String::from_utf8_lossy(policy).into_owned()),
+            _ => None,
+        },
+        _ => None,
+    };
+    Ok(match policy {
+        Some(p) if p.contains("lfu") => AccessMode::Read(AccessFigure::Freq),
+        Some(_) => AccessMode::Read(AccessFigure::Idle),
+        None => AccessMode::Unknown,
+    })
+}
+
 /// Checks a DUMP payload (`type byte, value, RDB version as 2 bytes
 /// little-endian, CRC64 of all before as 8 bytes little-endian`, as the
 /// server's `createDumpPayload` writes it) and returns its RDB version and
@@ -454,6 +626,23 @@ pub fn check_payload(payload: &[u8]) -> Result<(u16, &[u8]), String> {
     }
     let version = u16::from_le_bytes([body[body.len() - 2], body[body.len() - 1]]);
     Ok((version, &body[1..body.len() - 2]))
+}
+
+/// A key's idle time or LFU counter as the opcode before it, as the
+/// server's rdbSaveKeyValuePair writes it.
+fn access_opcode(out: &mut Vec<u8>, (figure, n): (AccessFigure, u64)) {
+    match figure {
+        // IDLE: the seconds as an RDB length.
+        AccessFigure::Idle => {
+            out.push(0xf8);
+            rdb_length(out, n);
+        }
+        // FREQ: the counter as one byte (it is 0-255 on the server).
+        AccessFigure::Freq => {
+            out.push(0xf9);
+            out.push(n.min(255) as u8);
+        }
+    }
 }
 
 /// An RDB length: 6 bits, 14 bits, 32 or 64 bits big-endian.
@@ -498,6 +687,20 @@ mod tests {
             check_payload(b"\x00\x01").unwrap_err(),
             "a DUMP payload of 2 bytes is too short"
         );
+    }
+
+    #[test]
+    fn idle_times_and_lfu_counters_are_written_as_their_opcodes() {
+        let enc = |used| {
+            let mut v = Vec::new();
+            access_opcode(&mut v, used);
+            v
+        };
+        assert_eq!(enc((AccessFigure::Idle, 70)), [0xf8, 0x40, 70]);
+        assert_eq!(enc((AccessFigure::Idle, 5)), [0xf8, 5]);
+        assert_eq!(enc((AccessFigure::Idle, 100_000)), [0xf8, 0x80, 0, 1, 0x86, 0xa0]);
+        assert_eq!(enc((AccessFigure::Freq, 12)), [0xf9, 12]);
+        assert_eq!(enc((AccessFigure::Freq, 255)), [0xf9, 255]);
     }
 
     #[test]

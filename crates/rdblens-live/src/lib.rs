@@ -36,7 +36,7 @@ pub mod session;
 pub mod url;
 
 pub use conn::{ConnectOptions, TlsOptions};
-pub use dump::{DumpOptions, DumpWalk, MeasuredKey, WalkNotes};
+pub use dump::{AccessFigure, DumpOptions, DumpWalk, MeasuredKey, WalkNotes};
 pub use error::LiveError;
 pub use replicate::{replicate, Snapshot, Transfer};
 pub use session::{ServerFacts, Session};

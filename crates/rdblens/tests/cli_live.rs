@@ -11,6 +11,7 @@
 mod live_server;
 mod support;
 
+use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::Path;
@@ -882,10 +883,42 @@ fn via_dump_reads_a_server_whose_replication_is_renamed_away() {
         "{warnings:?}"
     );
     assert_eq!(live["files"][0]["checksum"], "valid");
+    assert!(
+        warnings[0]
+            .as_str()
+            .unwrap()
+            .ends_with("; idle times by OBJECT IDLETIME"),
+        "{warnings:?}"
+    );
     let mut live = data_part(&live_text);
     let mut of_file = data_part(&std::fs::read_to_string(&file_json).unwrap());
     drop_expiry_ms(&mut live, &mut of_file, 1000);
+    drop_idle_seconds(&mut live, 1502);
+    drop_idle_seconds(&mut of_file, 0);
     assert_eq!(live, of_file);
+}
+
+/// Removes the idle times of `v` (the access section, each key's
+/// `idle_seconds`), after checking that `keys` keys carry one: a DUMP walk
+/// reads them on a server that keeps them, its save (under noeviction)
+/// writes none.
+fn drop_idle_seconds(v: &mut Value, keys: u64) {
+    let access = v.as_object_mut().unwrap().remove("access").unwrap();
+    assert_eq!(access["idle_seconds"]["count"], keys, "{access}");
+    assert_eq!(access["lfu_freq"]["count"], 0, "{access}");
+    fn walk(v: &mut Value) {
+        match v {
+            Value::Object(o) => {
+                if let Some(idle) = o.get_mut("idle_seconds") {
+                    *idle = Value::Null;
+                }
+                o.values_mut().for_each(walk);
+            }
+            Value::Array(a) => a.iter_mut().for_each(walk),
+            _ => {}
+        }
+    }
+    walk(v);
 }
 
 #[test]
@@ -928,8 +961,9 @@ fn via_dump_measures_big_keys_paces_itself_and_names_missing_permissions() {
             && measured[1].contains("a hash, length 600;"),
         "{measured:?}"
     );
-    // --rate 400: one SCAN, 3 commands per key (TYPE, PTTL, MEMORY USAGE),
-    // one DUMP per key read and one length command per key measured.
+    // --rate 400: one SCAN, 4 commands per key (TYPE, PTTL, MEMORY USAGE,
+    // OBJECT IDLETIME), one DUMP per key read and one length command per
+    // key measured.
     let started = Instant::now();
     let run = rdblens(
         &[
@@ -944,7 +978,7 @@ fn via_dump_measures_big_keys_paces_itself_and_names_missing_permissions() {
         ],
         &[],
     );
-    let commands = 1 + 3 * 52 + 50 + 2;
+    let commands = 1 + 4 * 52 + 50 + 2;
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(
         run.stderr.contains(&format!(" with {commands} commands ")),
@@ -976,6 +1010,221 @@ fn via_dump_measures_big_keys_paces_itself_and_names_missing_permissions() {
         "{}",
         run.stderr
     );
+}
+
+/// `OBJECT SUBCOMMAND key` for each of `keys`, as numbers.
+fn object_figures(server: &Server, subcommand: &str, keys: &[String]) -> BTreeMap<String, u64> {
+    keys.iter()
+        .map(|k| {
+            let answer = server.cli(&["OBJECT", subcommand, k]);
+            let n = answer
+                .trim()
+                .parse()
+                .unwrap_or_else(|_| panic!("OBJECT {subcommand} {k}: {answer}"));
+            (k.clone(), n)
+        })
+        .collect()
+}
+
+/// A `--via dump` report of `url` with every key in the access lists.
+fn walk_report(url: &str, out: &Path) -> (Run, Value) {
+    let out_text = out.to_str().unwrap();
+    let mut args = report_args(url, out_text);
+    let top = args.iter().position(|&a| a == "--top").unwrap();
+    args[top + 1] = "100";
+    args.extend(["--via", "dump"]);
+    let run = rdblens(&args, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report = serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
+    (run, report)
+}
+
+/// `(key, figure)` of a top list (`access.hottest`, `access.coldest`).
+fn listed(report: &Value, list: &str, figure: &str) -> Vec<(String, u64)> {
+    report["access"][list]["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| {
+            (
+                k["key"].as_str().unwrap().to_string(),
+                k[figure].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// The buckets of a histogram of values below 1024 (counted exactly).
+fn exact_buckets(values: impl Iterator<Item = u64>) -> Value {
+    let mut counts: BTreeMap<u64, u64> = BTreeMap::new();
+    for v in values {
+        *counts.entry(v).or_default() += 1;
+    }
+    counts
+        .into_iter()
+        .map(|(v, n)| (v.to_string(), Value::from(n)))
+        .collect::<serde_json::Map<_, _>>()
+        .into()
+}
+
+#[test]
+fn via_dump_carries_the_lfu_counters_object_freq_gives() {
+    let Some(bin) = redis_server("via_dump_carries_the_lfu_counters_object_freq_gives") else {
+        return;
+    };
+    // lfu-log-factor 0: every read adds one to the counter; decay-time 0:
+    // counters never decay, so they stay as read until the walk.
+    let server = Server::start(
+        &bin,
+        &[
+            "--maxmemory-policy",
+            "allkeys-lfu",
+            "--lfu-log-factor",
+            "0",
+            "--lfu-decay-time",
+            "0",
+        ],
+    );
+    let keys: Vec<String> = (0..30).map(|i| format!("hot:{i:02}")).collect();
+    let mut commands = Vec::new();
+    for (i, k) in keys.iter().enumerate() {
+        commands.push(vec!["SET".to_string(), k.clone(), "v".repeat(i + 1)]);
+        for _ in 0..3 * i {
+            commands.push(vec!["GET".to_string(), k.clone()]);
+        }
+    }
+    server.load(&commands);
+    let url = server.url();
+    let work = tempfile::tempdir().unwrap();
+    // Each walk is checked against OBJECT FREQ as of just before it (its
+    // DUMPs then count as reads).
+    let check = |url: &str, out: &str, commands: u64| {
+        let freqs = object_figures(&server, "FREQ", &keys);
+        let (run, report) = walk_report(url, &work.path().join(out));
+        assert!(
+            run.stderr.contains(" 30 keys read over ")
+                && run.stderr.contains(&format!(" with {commands} commands "))
+                && run.stderr.ends_with("; LFU counters by OBJECT FREQ\n"),
+            "{}",
+            run.stderr
+        );
+        let histogram = &report["access"]["lfu_freq"];
+        assert_eq!(histogram["buckets"], exact_buckets(freqs.values().copied()));
+        assert_eq!(histogram["count"], 30);
+        assert_eq!(histogram["sum"], freqs.values().sum::<u64>());
+        assert_eq!(report["access"]["idle_seconds"]["count"], 0);
+        let mut hottest: Vec<(String, u64)> = freqs.clone().into_iter().collect();
+        hottest.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        assert_eq!(listed(&report, "hottest", "lfu_freq"), hottest);
+        freqs
+    };
+    // CONFIG GET maxmemory-policy says LFU: SCAN, 4 commands per key, DUMP.
+    let freqs = check(&url, "lfu.json", 1 + 4 * 30 + 30);
+    // A new key starts at 5; each of the 3i reads added one.
+    for (i, k) in keys.iter().enumerate() {
+        assert_eq!(freqs[k], 5 + 3 * i as u64, "{k}");
+    }
+    // The documented walk user, without CONFIG: OBJECT FREQ on the first
+    // key tells (one more command), then the same.
+    server.cli(&[
+        "ACL", "SETUSER", "walker", "on", ">pw", "%R~*", "+scan", "+type", "+pttl", "+memory", "+dump",
+        "+info", "+object",
+    ]);
+    let walker = format!("redis://walker:pw@127.0.0.1:{}", server.port);
+    let again = check(&walker, "walker.json", 1 + 1 + 4 * 30 + 30);
+    // The first walk's DUMPs were reads: every counter grew by one.
+    for k in &keys {
+        assert_eq!(again[k], freqs[k] + 1, "{k}");
+    }
+    // CONFIG allowed, OBJECT not: the walk goes on without, and says so once.
+    server.cli(&[
+        "ACL",
+        "SETUSER",
+        "noobject",
+        "on",
+        ">pw",
+        "%R~*",
+        "+scan",
+        "+type",
+        "+pttl",
+        "+memory",
+        "+dump",
+        "+info",
+        "+config|get",
+    ]);
+    let noobject = format!("redis://noobject:pw@127.0.0.1:{}", server.port);
+    let (run, report) = walk_report(&noobject, &work.path().join("noobject.json"));
+    let unread = "; idle times and LFU counters not read: the user may not run OBJECT FREQ \
+                  (NOPERM this user has no permissions to run the 'object|freq' command)";
+    assert_eq!(run.stderr.matches(unread).count(), 1, "{}", run.stderr);
+    assert_eq!(report["totals"]["keys"], 30);
+    assert_eq!(report["access"]["lfu_freq"]["count"], 0);
+    let warnings = report["files"][0]["warnings"].as_array().unwrap();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].as_str().unwrap().ends_with(unread), "{warnings:?}");
+}
+
+#[test]
+fn via_dump_carries_idle_times_within_the_walk_of_object_idletime() {
+    let Some(bin) = redis_server("via_dump_carries_idle_times_within_the_walk_of_object_idletime") else {
+        return;
+    };
+    let server = Server::start(&bin, &["--maxmemory-policy", "allkeys-lru"]);
+    let cold: Vec<String> = (0..10).map(|i| format!("cold:{i}")).collect();
+    let warm: Vec<String> = (0..10).map(|i| format!("warm:{i}")).collect();
+    let set = |k: &String| vec!["SET".to_string(), k.clone(), "v".to_string()];
+    server.load(&cold.iter().chain(&warm).map(set).collect::<Vec<_>>());
+    // The LRU clock counts whole seconds: after 3 s the cold keys are idle
+    // 2 s or more; the warm ones are read again.
+    std::thread::sleep(Duration::from_secs(3));
+    let get = |k: &String| vec!["GET".to_string(), k.clone()];
+    server.load(&warm.iter().map(get).collect::<Vec<_>>());
+    let all: Vec<String> = cold.iter().chain(&warm).cloned().collect();
+    let before = object_figures(&server, "IDLETIME", &all);
+    let started = Instant::now();
+    let work = tempfile::tempdir().unwrap();
+    let (run, report) = walk_report(&server.url(), &work.path().join("lru.json"));
+    let walk_seconds = started.elapsed().as_secs() + 1;
+    assert!(
+        run.stderr.ends_with("; idle times by OBJECT IDLETIME\n"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(report["access"]["idle_seconds"]["count"], 20);
+    assert_eq!(report["access"]["lfu_freq"]["count"], 0);
+    let coldest = listed(&report, "coldest", "idle_seconds");
+    assert_eq!(coldest.len(), 20);
+    for (key, idle) in &coldest {
+        let was = before[key];
+        assert!(
+            (was..=was + walk_seconds).contains(idle),
+            "{key}: idle {idle} s in the walk, {was} s by OBJECT IDLETIME before it"
+        );
+    }
+    // The cold keys lead the list.
+    let mut first: Vec<&str> = coldest[..10].iter().map(|(k, _)| k.as_str()).collect();
+    first.sort();
+    assert_eq!(first, cold.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(coldest[9].1 >= 2 && coldest[10].1 < coldest[9].1, "{coldest:?}");
+    // A user without +object or +config: OBJECT FREQ's refusal is NOPERM,
+    // the walk goes on without.
+    server.cli(&[
+        "ACL", "SETUSER", "plain", "on", ">pw", "%R~*", "+scan", "+type", "+pttl", "+memory", "+dump",
+    ]);
+    let plain = format!("redis://plain:pw@127.0.0.1:{}", server.port);
+    let (run, report) = walk_report(&plain, &work.path().join("plain.json"));
+    assert!(
+        run.stderr.contains(
+            "; idle times and LFU counters not read: the user may not run OBJECT FREQ (NOPERM this user \
+             has no permissions to run the 'object|freq' command)\n"
+        ),
+        "{}",
+        run.stderr
+    );
+    // SCAN, the probe, 3 commands per key, DUMP.
+    assert!(run.stderr.contains(" with 82 commands "), "{}", run.stderr);
+    assert_eq!(report["totals"]["keys"], 20);
+    assert_eq!(report["access"]["idle_seconds"]["count"], 0);
 }
 
 /// The cluster hash slot of `key` (CRC16/XMODEM of its hash tag or whole
@@ -1183,6 +1432,8 @@ fn a_cluster_node_stands_for_its_cluster_read_from_replicas() {
     let mut walked = data_part(&std::fs::read_to_string(&walked).unwrap());
     let mut of_files = of_files;
     drop_expiry_ms(&mut walked, &mut of_files, 1000);
+    drop_idle_seconds(&mut walked, 602);
+    drop_idle_seconds(&mut of_files, 0);
     assert_eq!(walked, of_files);
     // Slots nobody serves: refused, with where.
     let first = primaries.iter().find(|p| owner(0).port == p.port).unwrap();

@@ -4,7 +4,7 @@
 use std::io::{self, Read};
 use std::sync::{Arc, Mutex};
 
-use rdblens_live::{DumpOptions, DumpWalk, LiveError, Session, WalkNotes};
+use rdblens_live::{AccessFigure, DumpOptions, DumpWalk, LiveError, Session, WalkNotes};
 
 use super::{connect_options, server_url, LiveArgs, SETTINGS};
 
@@ -44,6 +44,12 @@ fn walk_summary(notes: &WalkNotes) -> String {
             "; {} keys were gone by the time they were read",
             notes.vanished
         ));
+    }
+    match (&notes.access_unread, notes.access) {
+        (Some(why), _) => text.push_str(&format!("; idle times and LFU counters not read: {why}")),
+        (None, Some(AccessFigure::Freq)) => text.push_str("; LFU counters by OBJECT FREQ"),
+        (None, Some(AccessFigure::Idle)) => text.push_str("; idle times by OBJECT IDLETIME"),
+        (None, None) => {}
     }
     text
 }
