@@ -54,7 +54,13 @@ pub fn render(report: &ReportJson<'_>, opts: &MetricsOptions) -> String {
 /// and, for the first [`MetricsOptions::big_keys`] of them, by how much.
 pub fn render_diff(diff: &DiffJson<'_>, opts: &MetricsOptions) -> String {
     let mut out = Exposition::default();
-    let mut info = Family::new("rdblens_build_info", "The rdblens version that wrote the metrics");
+    // Not `rdblens_build_info`: the report's file in the same textfile
+    // directory has that series, and node_exporter refuses a series two
+    // files both write.
+    let mut info = Family::new(
+        "rdblens_diff_build_info",
+        "The rdblens version that wrote the diff's metrics",
+    );
     info.sample(&[("version", diff.tool_version)], 1);
     out.push(info);
     let mut time = Family::new(

@@ -40,12 +40,16 @@ impl Drop for Running {
     }
 }
 
+/// Starts `bin`; its standard error goes to `dir/NAME.log` (NAME: the
+/// program's file name), which a test may read.
 fn start(bin: &Path, args: &[String], dir: &Path) -> Running {
+    let name = bin.file_name().unwrap().to_string_lossy().into_owned();
+    let log = std::fs::File::create(dir.join(format!("{name}.log"))).unwrap();
     let child = Command::new(bin)
         .args(args)
         .current_dir(dir)
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(log)
         .spawn()
         .unwrap_or_else(|e| panic!("{}: {e}", bin.display()));
     Running(child)
@@ -468,6 +472,11 @@ fn every_grafana_panel_answers_from_the_scraped_metrics() {
         let result = series(port, &promql);
         assert!(!result.is_empty(), "{title} ({ref_id}): {promql}");
     }
+    // The report's file and the diff's share the directory without a
+    // series both write (node_exporter logs each scrape that has one).
+    let exporter_name = exporter.file_name().unwrap().to_string_lossy().into_owned();
+    let log = std::fs::read_to_string(dir.path().join(format!("{exporter_name}.log"))).unwrap();
+    assert!(!log.contains("level=error"), "{log}");
     let expr = |title: &str, ref_id: &str| -> String {
         let (_, _, e) = all
             .iter()
