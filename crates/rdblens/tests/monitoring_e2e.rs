@@ -23,6 +23,8 @@ use serde_json::Value;
 use support::{rdblens, ALL_TYPES};
 
 const VALKEY: &str = "fixtures/rdb/valkey-9.1.2/all-types.rdb";
+/// A dump with LFU counters: its report has the hot-and-big metrics.
+const LFU: &str = "fixtures/rdb/redis-7.4.5/lfu.rdb";
 
 fn binary(var: &str, candidates: &[&str]) -> Option<PathBuf> {
     std::env::var_os(var)
@@ -334,7 +336,7 @@ fn stdout_of(args: &[&str], code: i32) -> String {
 
 /// The metrics of the report and the diff the dashboard is shown over.
 fn report_and_diff_metrics() -> (String, String) {
-    let report = stdout_of(&["report", "--format", "prometheus", "-q", ALL_TYPES, VALKEY], 0);
+    let report = stdout_of(&["report", "--format", "prometheus", "-q", ALL_TYPES, LFU], 0);
     // The diff exits 1: figures grew past their limits.
     let diff = stdout_of(
         &[
@@ -455,7 +457,7 @@ fn every_grafana_panel_answers_from_the_scraped_metrics() {
     std::fs::write(textfiles.join("rdblens.prom"), &report).unwrap();
     std::fs::write(textfiles.join("rdblens-diff.prom"), diff).unwrap();
     let json: Value = serde_json::from_str(&stdout_of(
-        &["report", "--format", "json", "-q", ALL_TYPES, VALKEY],
+        &["report", "--format", "json", "-q", ALL_TYPES, LFU],
         0,
     ))
     .unwrap();
@@ -539,13 +541,34 @@ fn every_grafana_panel_answers_from_the_scraped_metrics() {
         )),
         "{top:?}"
     );
-    // The bounded top list, whole: 12 series (a key in both files is one).
+    // The bounded top list (20), whole: 11 series (the two dumps share
+    // key names; a key in both files is one series).
     let big = series(port, &expr("Biggest keys", "A"));
     let written = report
         .lines()
         .filter(|l| l.starts_with("rdblens_big_key_memory_bytes{"))
         .count();
-    assert_eq!((big.len(), written), (12, 12));
+    assert_eq!((big.len(), written), (11, 11));
+    // Hot and big (the LFU dump): each group's keys and memory as the JSON
+    // has them, and the biggest of both groups.
+    let heat = &json["hot_and_big"];
+    for (title, field) in [
+        ("Hot and cold keys", "keys"),
+        ("Hot and cold keys' memory", "memory"),
+    ] {
+        let got = by_label(&series(port, &expr(title, "A")), "group");
+        let want = vec![
+            ("cold".to_string(), heat["cold"][field].as_u64().unwrap() as f64),
+            ("hot".to_string(), heat["hot"][field].as_u64().unwrap() as f64),
+        ];
+        assert_eq!(got, want, "{title}");
+    }
+    let listed =
+        heat["hot"]["biggest"].as_array().unwrap().len() + heat["cold"]["biggest"].as_array().unwrap().len();
+    assert_eq!(
+        series(port, &expr("Biggest hot and cold keys", "A")).len(),
+        listed
+    );
     // The diff's alerts: the figures past the limits, by how much.
     let growth = series(port, &expr("Growth past the limits", "A"));
     let mut past: Vec<(String, String, f64)> = growth
