@@ -40,7 +40,7 @@ pub fn expand_clusters(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
 
 /// How many times CLUSTER SHARDS is asked again, half a second apart, while
 /// a shard with replicas has none online.
-const REPLICA_WAITS: usize = 4;
+const REPLICA_WAITS: usize = 10;
 
 /// The URLs (with the login) of the node to read in each shard of the
 /// cluster `text` is a node of; `None` when it is not in cluster mode.
