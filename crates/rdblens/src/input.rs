@@ -715,4 +715,17 @@ mod tests {
         assert_eq!(rdb.version(), 15);
         assert!(rdb.format().is_newer_than_known());
     }
+
+    /// A pipe read as a stream is widened to 1 MiB (from the kernel's
+    /// 64 KiB); a regular file is left as it is, with no error.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_pipe_read_as_a_stream_is_widened() {
+        let (reader, _writer) = rustix::pipe::pipe().unwrap(); // ok: unit test
+        assert_eq!(rustix::pipe::fcntl_getpipe_size(&reader).unwrap(), 64 << 10); // ok: unit test
+        widen_pipe(reader.as_fd());
+        assert_eq!(rustix::pipe::fcntl_getpipe_size(&reader).unwrap(), PIPE_BYTES); // ok: unit test
+        let file = tempfile::tempfile().unwrap(); // ok: unit test
+        widen_pipe(file.as_fd());
+    }
 }
