@@ -16,15 +16,23 @@
 //! evidence's catch-up, `crate::mainpass`), a stream cannot: until the
 //! whole file's evidence decides the allocator build, every key is folded
 //! for both builds from one decoding ([`batch_facts_both`]), and the
-//! build that loses is dropped at the end. The report is the mapped
-//! file's, byte for byte; the price is the second estimate and fold of
-//! each key when the build needs evidence.
+//! build that loses is dropped at the end. It cannot settle the build
+//! early either, as the mapped file's pass does: the whole file's
+//! prediction scales the keys walked so far by the file's size, which a
+//! stream learns only at its end. The report is the mapped file's, byte
+//! for byte; the price is the second estimate and fold of each key when
+//! the build needs evidence.
 //!
 //! The evidence samples keys on a dump of `Options::sample_evidence_from`
 //! bytes or more and estimates every key on a smaller one; a stream's
-//! size is known only at its end. So the first that many bytes are read
-//! before any work: a stream that ends before is analysed in memory as a
-//! file of that size is (`crate::mainpass::analyze_bytes`).
+//! size is known only at its end. So the chunks within that many bytes
+//! are held as they came ([`Hold`]), only their evidence summed: a stream
+//! that ends there is analysed in memory as a file of its size is
+//! (`crate::mainpass::analyze_bytes`), and a longer one folds them once
+//! its end has decided the build, for that build alone ([`replay`],
+//! taking the big values as decoded for the evidence), as the mapped
+//! file's pass folds its deferred batches. The workers start on the first
+//! chunk, not after that many bytes.
 
 use std::io::{self, Read};
 use std::sync::Mutex;
@@ -32,10 +40,10 @@ use std::sync::Mutex;
 use rayon::iter::{IntoParallelIterator, ParallelIterator};
 use rdblens_parser::{ChecksumStatus, Crc64Digest, ErrorKind, Rdb, Record, Scratch};
 
-use crate::allocator::Sums;
+use crate::allocator::{Known, Sums};
 use crate::error::{guarded, AnalysisError};
 use crate::mainpass::summary_of;
-use crate::pipeline::{batch_facts, batch_facts_both, prepare, AllocatorPass, Prepared};
+use crate::pipeline::{batch_evidence, batch_facts, batch_facts_both, prepare, AllocatorPass, Prepared};
 use crate::walker::{KnownLens, WalkOutcome};
 use rdblens_summary::Options;
 use rdblens_summary::{Checksum, ChecksumMismatch, KeyStats, Summary};
@@ -76,16 +84,16 @@ fn analyze(
         progress: opts.progress.clone(),
     };
     let mut head = Vec::new();
-    feed.fill(&mut head, opts.sample_evidence_from.max(HEAD_BYTES));
-    if feed.ended && head.len() < opts.sample_evidence_from {
-        // The whole dump is in memory, smaller than a sampled one: as a file.
-        return crate::mainpass::analyze_bytes(&head, path, opts);
-    }
+    feed.fill(&mut head, HEAD_BYTES);
     let header = read_header(&mut feed, &mut head);
     let p = prepare(&header, opts, None, AllocatorPass::Streamed)?;
     // The checksum covers the magic too (`prepare` read it whole).
+    let magic = head[..9].to_vec();
     let mut crc = Crc64Digest::new();
-    crc.update(&head[..9]);
+    crc.update(&magic);
+    let hold = p.deferred.as_ref().map(|_| Hold {
+        below: opts.sample_evidence_from as u64,
+    });
     let walker = Mutex::new(ChunkWalker {
         format: p.rdb,
         feed,
@@ -100,13 +108,35 @@ fn analyze(
         lens: Vec::new(),
         checksum_status: None,
         eof_end: None,
+        hold,
     });
-    let spare: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
-    let workers = run(&p, opts, &walker, &spare);
+    let shared = Shared {
+        spare: Mutex::new(Vec::new()),
+        held: Mutex::new(Vec::new()),
+        known: Mutex::new(Known::from_size(opts.known_values_from)),
+    };
+    let workers = run(&p, opts, &walker, &shared);
     let walker = walker
         .into_inner()
         .map_err(|_| AnalysisError::Internal("a worker panicked walking the stream".into()))?;
-    let (outcome, size, read_error) = walker.finish();
+    let small = p.deferred.as_ref().map(|_| opts.sample_evidence_from as u64);
+    let (outcome, size, read_error, rest) = walker.finish_keeping(small.unwrap_or(0));
+    // A poisoned lock: a worker panicked, which ended the pass.
+    let poisoned = || AnalysisError::Internal("a worker panicked folding the stream".into());
+    let mut held = shared.held.into_inner().map_err(|_| poisoned())?;
+    if let Some(rest) = rest {
+        // The whole dump is held, smaller than a sampled one: as a file.
+        held.sort_by_key(|c| c.base);
+        let mut bytes = magic;
+        for chunk in &held {
+            bytes.extend_from_slice(&chunk.bytes[chunk.from..]);
+        }
+        bytes.extend_from_slice(&rest);
+        drop(held);
+        let mut summary = crate::mainpass::analyze_bytes(&bytes, path, opts)?;
+        warn_of(&mut summary, read_error, size);
+        return Ok(summary);
+    }
     let mut parts: [Vec<KeyStats>; 2] = [Vec::new(), Vec::new()];
     let mut evidence = Sums::default();
     for w in workers {
@@ -121,7 +151,12 @@ fn analyze(
             let choice = evidence.decide(&p.profile, d.used_mem);
             p.profile.quantum = choice.quantum;
             p.allocator = choice;
-            usize::from(p.profile.quantum == 16)
+            let build = usize::from(p.profile.quantum == 16);
+            let profile = if build == 1 { &d.q16 } else { &d.q8 };
+            let known = shared.known.into_inner().map_err(|_| poisoned())?;
+            let seeds = std::mem::take(&mut parts[build]);
+            parts[build] = replay(&p, opts, profile, held, &known, seeds);
+            build
         }
         None => 0,
     };
@@ -133,12 +168,16 @@ fn analyze(
         stats.merge(part);
     }
     let mut summary = summary_of(path, p, stats, outcome, opts, Some(size));
+    warn_of(&mut summary, read_error, size);
+    Ok(summary)
+}
+
+/// The walk says where the dump stops; this says why, when a read failed.
+fn warn_of(summary: &mut Summary, read_error: Option<io::Error>, size: u64) {
     if let (Some(e), Some(file)) = (read_error, summary.files.first_mut()) {
-        // The walk says where the dump stops; this says why.
         file.warnings
             .push(format!("reading the stream failed after {size} bytes: {e}"));
     }
-    Ok(summary)
 }
 
 /// How a stream walked in file order ([`walk_stream`]) ended.
@@ -227,6 +266,7 @@ fn walk_chunks<E>(
         lens: Vec::new(),
         checksum_status: None,
         eof_end: None,
+        hold: None,
     };
     let mut spare = None;
     let mut stopped = None;
@@ -367,6 +407,23 @@ struct Chunk {
     /// chunk found them: the worker takes the values whole instead of
     /// walking them again to find where they end.
     lens: KnownLens,
+    /// Held while the evidence is summed ([`Hold`]): only its evidence is
+    /// summed as it comes, and it is folded once the build is decided.
+    held: bool,
+}
+
+/// Which chunks are held while the evidence is summed: those that end
+/// within the first `below` bytes of the stream (one that ends there is
+/// analysed as a file of its size).
+struct Hold {
+    below: u64,
+}
+
+impl Hold {
+    /// Whether a chunk ending at file offset `end` is held.
+    fn takes(&self, end: u64) -> bool {
+        end <= self.below
+    }
 }
 
 /// Finds where whole records end in the bytes read so far and hands them
@@ -392,6 +449,8 @@ struct ChunkWalker<'s> {
     /// What the trailing checksum said, and where the trailer ended.
     checksum_status: Option<ChecksumStatus>,
     eof_end: Option<u64>,
+    /// Chunks held while the evidence is summed, if it is.
+    hold: Option<Hold>,
 }
 
 /// What a walk of the pending bytes found.
@@ -574,6 +633,7 @@ impl ChunkWalker<'_> {
                 base: self.base,
                 db: self.db,
                 lens,
+                held: false,
             }
         } else {
             other.extend_from_slice(&self.pending[start..end]);
@@ -584,11 +644,15 @@ impl ChunkWalker<'_> {
                 base: self.base,
                 db: self.db,
                 lens,
+                held: false,
             }
         };
         self.base += len as u64;
         self.db = db;
-        chunk
+        Chunk {
+            held: self.hold.as_ref().is_some_and(|h| h.takes(self.base)),
+            ..chunk
+        }
     }
 
     /// What the walk found, the stream's size (read to its end), and the
@@ -596,6 +660,24 @@ impl ChunkWalker<'_> {
     fn finish(mut self) -> (WalkOutcome, u64, Option<io::Error>) {
         self.feed.drain();
         (self.out, self.feed.read, self.feed.error)
+    }
+
+    /// [`Self::finish`], with the bytes not handed out when the stream
+    /// holds fewer than `below` in all (read to its end first), for a
+    /// stream analysed in memory.
+    fn finish_keeping(mut self, below: u64) -> (WalkOutcome, u64, Option<io::Error>, Option<Vec<u8>>) {
+        let mut rest = None;
+        if self.feed.read < below {
+            let mut tail = self.pending.split_off(self.start);
+            while !self.feed.ended && self.feed.read < below {
+                self.feed.fill(&mut tail, self.chunk_bytes.max(HEAD_BYTES));
+            }
+            if self.feed.read < below && self.feed.ended {
+                rest = Some(tail);
+            }
+        }
+        let (outcome, size, error) = self.finish();
+        (outcome, size, error, rest)
     }
 }
 
@@ -608,13 +690,19 @@ struct Worker {
     key_buf: Vec<u8>,
 }
 
-/// Every worker takes chunks from `walker` and folds them until the end.
-fn run(
-    p: &Prepared<'_>,
-    opts: &Options,
-    walker: &Mutex<ChunkWalker<'_>>,
-    spare: &Mutex<Vec<Vec<u8>>>,
-) -> Vec<Worker> {
+/// What the workers share besides the walker.
+struct Shared {
+    /// Buffers given back, to be filled again.
+    spare: Mutex<Vec<Vec<u8>>>,
+    /// Chunks held while the evidence is summed.
+    held: Mutex<Vec<Chunk>>,
+    /// Values the held chunks decoded for the evidence.
+    known: Mutex<Known>,
+}
+
+/// Every worker takes chunks from `walker` and folds them until the end
+/// (or sums the evidence of a held one and holds it).
+fn run(p: &Prepared<'_>, opts: &Options, walker: &Mutex<ChunkWalker<'_>>, shared: &Shared) -> Vec<Worker> {
     let work = || {
         let mut worker = Worker {
             stats: [None, None],
@@ -624,13 +712,20 @@ fn run(
         };
         loop {
             // A poisoned lock: another worker panicked, which ends the pass.
-            let given = spare.lock().ok().and_then(|mut s| s.pop());
+            let given = shared.spare.lock().ok().and_then(|mut s| s.pop());
             let Some(chunk) = walker.lock().ok().and_then(|mut w| w.next_chunk(given)) else {
                 break;
             };
+            if chunk.held {
+                worker.evidence_of(p, opts, &chunk, &shared.known);
+                if let Ok(mut held) = shared.held.lock() {
+                    held.push(chunk);
+                }
+                continue;
+            }
             worker.fold_chunk(p, opts, &chunk);
             if chunk.bytes.capacity() <= KEEP_CAPACITY {
-                if let Ok(mut s) = spare.lock() {
+                if let Ok(mut s) = shared.spare.lock() {
                     s.push(chunk.bytes);
                 }
             }
@@ -648,7 +743,121 @@ fn run(
     }
 }
 
+/// The held chunks folded for the build decided (`profile`), each worker
+/// into one of `seeds` (that build's stats of the chunks after the hold)
+/// while any is left, taking the values in `known` as decoded: the
+/// workers' stats.
+fn replay(
+    p: &Prepared<'_>,
+    opts: &Options,
+    profile: &rdblens_memory::Profile,
+    held: Vec<Chunk>,
+    known: &Known,
+    seeds: Vec<KeyStats>,
+) -> Vec<KeyStats> {
+    if held.is_empty() {
+        return seeds;
+    }
+    let (held, seeds) = (Mutex::new(held), Mutex::new(seeds));
+    let header_counts = !p.accumulators.read_lengths();
+    let work = || {
+        // A poisoned lock: another worker panicked, which ends the pass.
+        let seed = seeds.lock().ok().and_then(|mut s| s.pop());
+        let mut stats = seed.unwrap_or_else(|| KeyStats::new(&p.settings).keeping(p.accumulators));
+        let (mut scratch, mut key_buf) = (Scratch::new(), Vec::new());
+        let batch_entries = opts.batch_entries.max(1);
+        while let Some(chunk) = held.lock().ok().and_then(|mut h| h.pop()) {
+            // One vector per chunk (the records borrow its bytes), reused batch after batch.
+            let mut batch = Vec::with_capacity(batch_entries);
+            let mut fold = |batch: &[Record<'_>]| {
+                batch_facts(
+                    header_counts,
+                    &mut scratch,
+                    &mut key_buf,
+                    profile,
+                    &opts.filter,
+                    p.settings.now_ms,
+                    batch,
+                    None,
+                    Some(known),
+                    |r| match r {
+                        Ok(facts) => stats.add(facts),
+                        Err(d) => stats.add_damage(d),
+                    },
+                )
+            };
+            let mut records = p.rdb.records_in(&chunk.bytes[chunk.from..], chunk.base, chunk.db);
+            let mut cursor = 0;
+            // Whole records, walked before: an error here is one the walk recorded.
+            while let Some(Ok(record)) = chunk.lens.next_record(&mut records, &mut cursor) {
+                if let Record::Entry(e) = &record {
+                    if opts.filter.admits_entry(e) {
+                        batch.push(record);
+                        if batch.len() >= batch_entries {
+                            fold(&batch);
+                            batch.clear();
+                        }
+                    }
+                }
+            }
+            if !batch.is_empty() {
+                fold(&batch);
+                batch.clear();
+            }
+        }
+        stats.finish();
+        stats
+    };
+    let mut parts: Vec<KeyStats> = if p.threads == 1 {
+        vec![work()]
+    } else {
+        p.pool
+            .install(|| (0..p.threads).into_par_iter().map(|_| work()).collect())
+    };
+    // Seeds no worker took are parts all the same.
+    parts.extend(seeds.into_inner().unwrap_or_default());
+    parts
+}
+
 impl Worker {
+    /// Sums the evidence of a held chunk's keys (every one counted, the
+    /// sampled ones estimated for both builds), keeping the big values'
+    /// estimates in `known` for the fold after.
+    fn evidence_of(&mut self, p: &Prepared<'_>, opts: &Options, chunk: &Chunk, known: &Mutex<Known>) {
+        let Some(d) = &p.deferred else { return };
+        let batch_entries = opts.batch_entries.max(1);
+        let mut batch = Vec::with_capacity(batch_entries);
+        let mut records = p.rdb.records_in(&chunk.bytes[chunk.from..], chunk.base, chunk.db);
+        let mut cursor = 0;
+        // Whole records, walked before: an error here is one the walk recorded.
+        while let Some(Ok(record)) = chunk.lens.next_record(&mut records, &mut cursor) {
+            if let Record::Entry(_) = &record {
+                batch.push(record);
+                if batch.len() >= batch_entries {
+                    batch_evidence(
+                        &mut self.scratch,
+                        &mut self.key_buf,
+                        d,
+                        &batch,
+                        &mut self.evidence,
+                        known,
+                    );
+                    batch.clear();
+                }
+            }
+        }
+        if !batch.is_empty() {
+            batch_evidence(
+                &mut self.scratch,
+                &mut self.key_buf,
+                d,
+                &batch,
+                &mut self.evidence,
+                known,
+            );
+        }
+    }
+
     /// Walks `chunk` into batches of `opts.batch_entries` keys and folds
     /// each (one vector per chunk, reused batch after batch).
     fn fold_chunk(&mut self, p: &Prepared<'_>, opts: &Options, chunk: &Chunk) {

