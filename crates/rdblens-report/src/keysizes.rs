@@ -227,13 +227,15 @@ fn read_line(n: usize, line: &str, out: &mut ServerKeySizes) -> Result<(), InfoE
                 ))
             }
             Some(_) => return Err(error(n, format!("{field}: bin {label} is given twice"))),
-            None => return Err(error(
-                n,
-                format!(
+            None => {
+                return Err(error(
+                    n,
+                    format!(
                     "{field}: `{}` is not a bin (0, or a power of two: 1, 2, 4 ... 512, 1K ... 512K, 1M ...)",
                     shorten(label)
                 ),
-            )),
+                ))
+            }
         };
         *slot = count;
     }
@@ -364,7 +366,7 @@ impl Comparison {
         if self.empty_strings_not_compared > 0 {
             let _ = writeln!(
                 out,
-                "note: {} empty strings in the dump not compared: the server's INFO has no bin 0 (Redis 8.0's first format counts them nowhere; --zero-bin compares them)",
+                "note: the dump's empty strings ({}) are not compared: the server's INFO has no bin 0 (Redis 8.0's first format counts them nowhere; --zero-bin compares them)",
                 self.empty_strings_not_compared
             );
         }

@@ -122,7 +122,7 @@ fn growth_limits(args: &DiffArgs) -> Result<Option<GrowthLimits>> {
 }
 
 /// One side: a summary file, or a dump analysed with `opts`.
-fn load(path: &Path, opts: &Options, quiet: bool) -> Result<SummaryFile, SummaryError> {
+pub(crate) fn load(path: &Path, opts: &Options, quiet: bool) -> Result<SummaryFile, SummaryError> {
     // A stream can be read once: it is taken for a dump (summaries are files).
     let regular = std::fs::metadata(path).is_ok_and(|m| m.is_file());
     let summary = regular
