@@ -132,6 +132,7 @@ pub fn parse_info(data: &[u8]) -> Result<ServerKeySizes, InfoError> {
     let mut saw_header = false;
     let mut in_keysizes = true;
     let mut saw_keysizes = false;
+    let mut saw_fields = false;
     for (i, raw) in data.split(|&b| b == b'\n').enumerate() {
         let n = i + 1;
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
@@ -146,17 +147,19 @@ pub fn parse_info(data: &[u8]) -> Result<ServerKeySizes, InfoError> {
             continue;
         }
         if let Some(section) = line.strip_prefix('#') {
-            if !saw_header {
-                saw_header = true;
-            }
+            saw_header = true;
             in_keysizes = section.trim().eq_ignore_ascii_case("keysizes");
             saw_keysizes |= in_keysizes;
             continue;
         }
+        saw_fields = true;
         if !in_keysizes {
             continue;
         }
         read_line(n, line, &mut out)?;
+    }
+    if !saw_header && !saw_fields {
+        return Err(error(0, "empty: no # Keysizes header and no field"));
     }
     if saw_header && !saw_keysizes {
         return Err(error(
