@@ -1,6 +1,6 @@
 //! The `rdblens` command line: `report` (tables or JSON, or a mergeable
 //! summary), `merge` (summaries made on several hosts into one report),
-//! `diff` (two snapshots), `advise` (split plans), `keys` (one CSV, JSON-lines or Parquet record
+//! `diff` (two snapshots), `compare-info` (Redis 8 INFO keysizes), `advise` (split plans), `keys` (one CSV, JSON-lines or Parquet record
 //! per key, streamed) and `check` (full validation).
 //!
 //! Exit codes: 0 ok, 1 `report --fail-on` found design-rule findings at or

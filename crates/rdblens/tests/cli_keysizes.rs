@@ -404,3 +404,41 @@ fn flags_that_do_not_fit_are_usage_errors() {
     let (code, _, err) = run(&["compare-info", &fixture("mixed.rdb"), &info, "-o", &info]);
     assert_eq!(code, 2, "{err}");
 }
+
+/// A summary file is hostile input: histograms that count more keys than
+/// the summary has, or a bin past the last, are refused, the field named.
+#[test]
+fn summary_files_with_impossible_histograms_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mixed.json");
+    let path = path.to_str().unwrap();
+    let (code, _, err) = run(&[
+        "report",
+        "-q",
+        "--summary-only",
+        &fixture("mixed.rdb"),
+        "-o",
+        path,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    for (edit, message) in [
+        (
+            ("1", serde_json::json!(1_000_000)),
+            "summary.keys.keysizes.dbs: 1000163, more than totals.keys (167)",
+        ),
+        (
+            ("64", serde_json::json!(1)),
+            "keysizes bin 64 is past the last (63)",
+        ),
+    ] {
+        let mut doc = doc.clone();
+        let (bin, value) = edit;
+        doc["summary"]["keys"]["keysizes"]["dbs"]["0"]["lists"]["bins"][bin] = value;
+        let hostile = temp_file(&dir, "hostile.json", doc.to_string().as_bytes());
+        let (code, out, err) = run(&["merge", "--format", "info-keysizes", &hostile]);
+        assert_eq!(code, 3, "{message}: {err}");
+        assert_eq!(out, "");
+        assert!(err.contains(message), "{message}: {err}");
+    }
+}

@@ -218,3 +218,58 @@ impl KeyAccumulator for KeySizes {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bins_are_floor_log2_of_the_length() {
+        let cases = [
+            (1, 0),
+            (2, 1),
+            (3, 1),
+            (4, 2),
+            (1023, 9),
+            (1024, 10),
+            (1 << 20, 20),
+            (u64::MAX, 63),
+        ];
+        for (len, bin) in cases {
+            assert_eq!(bin_of(len), Some(bin), "{len}");
+        }
+        assert_eq!(bin_of(0), None);
+    }
+
+    #[test]
+    fn merges_add_up_bin_by_bin_and_serialize_sparse() {
+        let mut a = KeySizes::default();
+        let mut b = KeySizes::default();
+        for len in [0, 1, 3, 3, 1024] {
+            a.dbs.entry(0).or_default().strings.add(len);
+        }
+        b.dbs.entry(0).or_default().strings.add(2);
+        b.dbs.entry(7).or_default().hashes.add(600);
+        a.merge(b);
+        let strings = &a.dbs[&0].strings;
+        assert_eq!(
+            (
+                strings.zero,
+                strings.counts[0],
+                strings.counts[1],
+                strings.counts[10]
+            ),
+            (1, 1, 3, 1)
+        );
+        assert_eq!(a.dbs[&7].hashes.counts[9], 1);
+        let json = serde_json::to_string(&a.dbs[&0].strings).unwrap();
+        assert_eq!(json, r#"{"zero":1,"bins":{"0":1,"1":3,"10":1}}"#);
+        let back: Bins = serde_json::from_str(&json).unwrap();
+        assert_eq!(&back, strings);
+        let past = serde_json::from_str::<Bins>(r#"{"bins":{"64":1}}"#).unwrap_err();
+        assert!(
+            past.to_string().contains("keysizes bin 64 is past the last (63)"),
+            "{past}"
+        );
+    }
+}
