@@ -36,7 +36,7 @@ pub struct CompareInfoArgs {
 /// Checks the flags before any work (usage errors, exit 2).
 pub fn prepare(args: &CompareInfoArgs) -> Result<Options> {
     let inputs = [args.dump.as_path(), args.info.as_path()];
-    crate::output::refuse_input_as_output(args.output.as_deref(), inputs.into_iter())?;
+    crate::output::refuse_input_as_output(args.output.as_deref(), inputs)?;
     crate::output::check_writable(args.output.as_deref())?;
     Ok(Options {
         accumulators: crate::report::keysizes_only(),
