@@ -15,7 +15,7 @@ use crate::summary_file::SummaryError;
 
 #[derive(Args, Debug)]
 pub struct CompareInfoArgs {
-    /// The dump (a file, `-`, a server URL), or a summary file
+    /// The dump (a file, `-` or a compressed dump), or a summary file
     /// (`report --summary-only`, or a `merge --summary-only` of shards).
     pub dump: PathBuf,
     /// The server's saved `redis-cli INFO keysizes` (a whole `INFO` too:
