@@ -34,6 +34,7 @@ mod cells;
 pub mod diff;
 pub mod format;
 pub mod json;
+pub mod keysizes;
 pub mod model;
 mod options;
 pub mod prometheus;

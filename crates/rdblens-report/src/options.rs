@@ -40,6 +40,8 @@ pub struct ReportOptions {
     pub metrics: MetricsOptions,
     /// `diff --fail-on-growth`: the limits growth alerts are checked against.
     pub growth: Option<crate::diff::growth::GrowthLimits>,
+    /// `--format info-keysizes --zero-bin`: empty strings in a bin `0`.
+    pub keysizes_zero_bin: bool,
 }
 
 impl Default for ReportOptions {
@@ -55,6 +57,7 @@ impl Default for ReportOptions {
             target: None,
             metrics: MetricsOptions::default(),
             growth: None,
+            keysizes_zero_bin: false,
         }
     }
 }

@@ -66,6 +66,9 @@ pub struct DiffArgs {
 pub fn prepare(args: &DiffArgs) -> Result<(Options, ReportOptions)> {
     let separator = args.separator;
     crate::common::check_top(args.top)?;
+    if args.format == Some(Format::InfoKeysizes) {
+        bail!("--format info-keysizes shows one snapshot: run `rdblens report --format info-keysizes` on each side");
+    }
     if args.old == Path::new("-") && args.new == Path::new("-") {
         bail!("standard input (-) is given more than once: it can be read only once");
     }
@@ -119,7 +122,7 @@ fn growth_limits(args: &DiffArgs) -> Result<Option<GrowthLimits>> {
 }
 
 /// One side: a summary file, or a dump analysed with `opts`.
-fn load(path: &Path, opts: &Options, quiet: bool) -> Result<SummaryFile, SummaryError> {
+pub(crate) fn load(path: &Path, opts: &Options, quiet: bool) -> Result<SummaryFile, SummaryError> {
     // A stream can be read once: it is taken for a dump (summaries are files).
     let regular = std::fs::metadata(path).is_ok_and(|m| m.is_file());
     let summary = regular
@@ -189,6 +192,8 @@ pub fn run(args: &DiffArgs, opts: &Options, report_opts: ReportOptions) -> Resul
             let metrics = rdblens_report::prometheus::MetricsOptions::default();
             write_text(output, &rdblens_report::prometheus::render_diff(&model, &metrics))
         }
+        // Refused by `prepare`; nothing to write.
+        Format::InfoKeysizes => Ok(()),
     };
     written.map_err(|e| SummaryError::Input(e.into()))?;
     let growth_alerts = match &report_opts.growth {

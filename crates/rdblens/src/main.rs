@@ -1,10 +1,11 @@
 //! The `rdblens` command line: `report` (tables or JSON, or a mergeable
 //! summary), `merge` (summaries made on several hosts into one report),
-//! `diff` (two snapshots), `advise` (split plans), `keys` (one CSV, JSON-lines or Parquet record
+//! `diff` (two snapshots), `compare-info` (Redis 8 INFO keysizes), `advise` (split plans), `keys` (one CSV, JSON-lines or Parquet record
 //! per key, streamed) and `check` (full validation).
 //!
 //! Exit codes: 0 ok, 1 `report --fail-on` found design-rule findings at or
-//! above that severity (or `diff --fail-on-growth` growth above a limit), 2 bad usage (an output that is an input included,
+//! above that severity (or `diff --fail-on-growth` growth above a limit, or
+//! `compare-info` bins that differ), 2 bad usage (an output that is an input included,
 //! a primary's snapshot without `--yes`),
 //! 3 unreadable, corrupt or incomplete input (a server that fails or cuts the transfer too), 4 the output could not be
 //! written, 5 rdblens itself failed (a bug: never the input's fault).
@@ -19,6 +20,7 @@ mod advise;
 mod analyze;
 mod check;
 mod common;
+mod compare_info;
 mod dataset;
 mod diff;
 mod fleet;
@@ -75,6 +77,10 @@ enum Command {
     /// names, memory before and after on the target server, migration steps
     /// (docs/advisor.md).
     Advise(Box<advise::AdviseArgs>),
+    /// Compare a dump's Redis 8 `INFO keysizes` histograms with a server's
+    /// saved `INFO keysizes`, bin by bin; exit 1 when any bin differs
+    /// (docs/keysizes.md).
+    CompareInfo(Box<compare_info::CompareInfoArgs>),
     /// Validate a dump: structure, every value, and the trailing checksum.
     /// Prints version, aux fields and key counts; exits 0 only if the file is sound.
     Check {
@@ -203,6 +209,7 @@ fn main() -> ExitCode {
         Command::Advise(args) => advise::command(&args),
         Command::Merge(args) => merge_command(&args),
         Command::Diff(args) => diff_command(&args),
+        Command::CompareInfo(args) => compare_info_command(&args),
         Command::Completions { shell } => {
             let mut text = Vec::new();
             clap_complete::generate(shell, &mut command(), "rdblens", &mut text);
@@ -261,7 +268,9 @@ const EXIT_STATUSES: [(u8, &str); 6] = [
         EXIT_FINDINGS,
         "report or merge with --fail-on LEVEL: a design-rule finding at or above LEVEL (the CI gate); \
          the report is printed first. diff with --fail-on-growth LIMITS: a figure grew by more than \
-         its limit; the diff is printed first and each alert is named on standard error.",
+         its limit; the diff is printed first and each alert is named on standard error. \
+         compare-info: a bin of the dump's INFO keysizes histograms differs from the server's; \
+         the bins that differ are printed.",
     ),
     (
         EXIT_USAGE,
@@ -445,6 +454,25 @@ fn diff_command(args: &diff::DiffArgs) -> ExitCode {
                 for alert in &growth_alerts {
                     eprintln!("rdblens: --fail-on-growth: {alert}");
                 }
+                ExitCode::from(EXIT_FINDINGS)
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+        Err(e) => summary_error(&e),
+    }
+}
+
+fn compare_info_command(args: &compare_info::CompareInfoArgs) -> ExitCode {
+    let opts = match compare_info::prepare(args) {
+        Ok(o) => o,
+        Err(e) => return fail(&e, EXIT_USAGE),
+    };
+    match compare_info::run(args, &opts) {
+        Ok((summary, comparison)) => {
+            if damaged_values(&summary) || input_problems(&summary.files) {
+                ExitCode::from(EXIT_BAD_INPUT)
+            } else if !comparison.differences.is_empty() {
                 ExitCode::from(EXIT_FINDINGS)
             } else {
                 ExitCode::SUCCESS

@@ -45,6 +45,10 @@ pub struct MergeArgs {
     /// Exit 1 when the audit finds anything at or above this severity.
     #[arg(long, value_enum)]
     pub fail_on: Option<FailOn>,
+    /// With --format info-keysizes: count empty strings in a bin `0`, as
+    /// later Redis 8 releases do (8.0's first format counts them nowhere).
+    #[arg(long)]
+    pub zero_bin: bool,
 }
 
 /// Checks the flags before reading anything (usage errors, exit 2).
@@ -52,14 +56,15 @@ pub fn prepare(args: &MergeArgs) -> Result<ReportOptions> {
     if args.summary_only
         && matches!(
             args.format,
-            Some(Format::Table | Format::Html | Format::Prometheus)
+            Some(Format::Table | Format::Html | Format::Prometheus | Format::InfoKeysizes)
         )
     {
-        anyhow::bail!("--summary-only writes JSON: drop --format table/html/prometheus");
+        anyhow::bail!("--summary-only writes JSON: drop --format table/html/prometheus/info-keysizes");
     }
     crate::output::refuse_input_as_output(args.output.as_deref(), args.files.iter().map(|p| p.as_path()))?;
     crate::output::check_writable(args.output.as_deref())?;
     let mut opts = rendering(&args.section, args.top.unwrap_or(0), &args.bucket, args.sort)?;
+    opts.keysizes_zero_bin = args.zero_bin;
     opts.expiry_window = args
         .expiry_window
         .as_deref()

@@ -20,6 +20,8 @@ pub enum Format {
     /// Prometheus text format, for node_exporter's textfile collector
     /// (docs/monitoring.md).
     Prometheus,
+    /// The `INFO keysizes` histograms of Redis 8 (docs/keysizes.md).
+    InfoKeysizes,
 }
 
 /// `--fail-on`: the least severe finding that fails the run.
@@ -119,6 +121,10 @@ pub struct ReportArgs {
     pub summary_only: bool,
     #[command(flatten)]
     pub metrics: MetricsArgs,
+    /// With --format info-keysizes: count empty strings in a bin `0`, as
+    /// later Redis 8 releases do (8.0's first format counts them nowhere).
+    #[arg(long)]
+    pub zero_bin: bool,
     /// Last, so that its help heading covers its flags alone.
     #[command(flatten)]
     pub live: crate::live::LiveArgs,
@@ -257,10 +263,10 @@ pub fn prepare(args: &ReportArgs) -> Result<(Options, ReportOptions)> {
     if args.summary_only
         && matches!(
             args.format,
-            Some(Format::Table | Format::Html | Format::Prometheus)
+            Some(Format::Table | Format::Html | Format::Prometheus | Format::InfoKeysizes)
         )
     {
-        bail!("--summary-only writes JSON: drop --format table/html/prometheus");
+        bail!("--summary-only writes JSON: drop --format table/html/prometheus/info-keysizes");
     }
     crate::input::refuse_repeated_inputs(&args.files)?;
     crate::common::check_labels(&args.label, args.files.len())?;
@@ -270,6 +276,7 @@ pub fn prepare(args: &ReportArgs) -> Result<(Options, ReportOptions)> {
     crate::output::check_writable(args.output.as_deref())?;
     let mut report_opts = report_options(args, false)?;
     report_opts.metrics = args.metrics.options();
+    report_opts.keysizes_zero_bin = args.zero_bin;
     let mut opts = options(args)?;
     if args.format == Some(Format::Prometheus) {
         // The big keys of the metrics come from the top list.
@@ -281,7 +288,11 @@ pub fn prepare(args: &ReportArgs) -> Result<(Options, ReportOptions)> {
     // audit reads.
     if !args.summary_only {
         let gate = args.fail_on.map(|_| Section::Findings.accumulators());
-        let shown = Section::accumulators_for(&report_opts.sections);
+        let shown = match args.format {
+            // The histograms alone: no section is shown.
+            Some(Format::InfoKeysizes) => keysizes_only(),
+            _ => Section::accumulators_for(&report_opts.sections),
+        };
         opts.accumulators = gate.map_or(shown, |audit| shown.either(audit));
     }
     let a = opts.accumulators;
@@ -289,6 +300,14 @@ pub fn prepare(args: &ReportArgs) -> Result<(Options, ReportOptions)> {
         crate::common::check_top(args.top)?;
     }
     Ok((opts, report_opts))
+}
+
+/// The accumulators `--format info-keysizes` reads: its histograms.
+pub fn keysizes_only() -> rdblens_summary::Accumulators {
+    rdblens_summary::Accumulators {
+        keysizes: true,
+        ..rdblens_summary::Accumulators::NONE
+    }
 }
 
 /// Runs the command; returns the summary and the audit (when `--fail-on`
@@ -367,6 +386,12 @@ pub fn write_report(
     output: Option<&std::path::Path>,
     fail_on: Option<FailOn>,
 ) -> Result<Option<Audit>> {
+    if format == Format::InfoKeysizes {
+        // Read from the summary's histograms; no report model is built.
+        let text = rdblens_report::keysizes::render(&summary.keys.keysizes, report_opts.keysizes_zero_bin);
+        crate::output::write_text(output, &text)?;
+        return Ok(fail_on.map(|_| rdblens_audit::audit(summary)));
+    }
     let report_opts = ReportOptions {
         width: crate::output::stdout_width(output.is_some()),
         ..report_opts
@@ -380,6 +405,8 @@ pub fn write_report(
             output,
             &rdblens_report::prometheus::render(&model, &model.options.metrics),
         )?,
+        // Written above, before the model.
+        Format::InfoKeysizes => {}
     }
     Ok(model.into_audit())
 }

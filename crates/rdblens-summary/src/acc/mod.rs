@@ -26,6 +26,7 @@ pub mod expiry_sketch;
 pub mod groups;
 pub mod heat;
 pub mod hist;
+pub mod keysizes;
 pub mod limits;
 pub mod names;
 pub mod prefix;
@@ -41,7 +42,7 @@ pub use registry::Accumulate;
 
 /// Version of the summary layout, which the list below decides; raised
 /// on incompatible changes (a new entry is one: summary files change).
-pub const SUMMARY_VERSION: u32 = 7;
+pub const SUMMARY_VERSION: u32 = 8;
 
 /// The registry of optional accumulators, in the order they fold a key
 /// (and are serialized in a summary): `field: type`, with the doc that
@@ -71,6 +72,8 @@ macro_rules! optional_accumulators {
             rules: $crate::acc::rules::RuleHits,
             /// The biggest hot and cold keys (LRU/LFU dumps).
             heat: $crate::acc::heat::Heat,
+            /// Redis 8's `INFO keysizes` histograms: keys per database, type and power-of-two length.
+            keysizes: $crate::acc::keysizes::KeySizes,
         }
     };
 }
