@@ -898,14 +898,19 @@ fn via_dump_reads_a_server_whose_replication_is_renamed_away() {
     assert_eq!(live, of_file);
 }
 
-/// Removes the idle times of `v` (the access section, each key's
-/// `idle_seconds`), after checking that `keys` keys carry one: a DUMP walk
+/// Removes the idle times of `v` (the access and hot-and-big sections,
+/// each key's `idle_seconds`), after checking that `keys` keys carry one: a DUMP walk
 /// reads them on a server that keeps them, its save (under noeviction)
 /// writes none.
 fn drop_idle_seconds(v: &mut Value, keys: u64) {
     let access = v.as_object_mut().unwrap().remove("access").unwrap();
     assert_eq!(access["idle_seconds"]["count"], keys, "{access}");
     assert_eq!(access["lfu_freq"]["count"], 0, "{access}");
+    // The hot-and-big section is there when the keys carry idle times.
+    match v.as_object_mut().unwrap().remove("hot_and_big") {
+        Some(heat) => assert_eq!(heat["keys_with_access"], keys, "{heat}"),
+        None => assert_eq!(keys, 0),
+    }
     fn walk(v: &mut Value) {
         match v {
             Value::Object(o) => {
