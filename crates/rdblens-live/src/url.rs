@@ -156,6 +156,23 @@ impl ServerUrl {
         }
     }
 
+    /// Whether the server runs on this machine: a `unix://` socket,
+    /// `localhost` or a loopback address (a host name is not resolved for
+    /// this: any other counts as another machine).
+    pub fn is_on_this_host(&self) -> bool {
+        match &self.transport {
+            Transport::Unix { .. } => true,
+            Transport::Tcp { host, .. } | Transport::Tls { host, .. } => {
+                host.eq_ignore_ascii_case("localhost")
+                    || host
+                        .trim_start_matches('[')
+                        .trim_end_matches(']')
+                        .parse::<std::net::IpAddr>()
+                        .is_ok_and(|ip| ip.is_loopback())
+            }
+        }
+    }
+
     /// The host name a TLS certificate is checked against (SNI too).
     pub fn host(&self) -> Option<&str> {
         match &self.transport {
@@ -368,6 +385,27 @@ mod tests {
         assert_eq!(ServerUrl::parse(&full, None).unwrap(), node); // ok: unit test
         let plain = ServerUrl::parse("redis://h:1", None).unwrap(); // ok: unit test
         assert_eq!(plain.with_credentials(), "redis://h:1");
+    }
+
+    #[test]
+    fn servers_on_this_machine_are_sockets_localhost_and_loopback() {
+        let local = |t: &str| ServerUrl::parse(t, None).unwrap().is_on_this_host(); // ok: unit test
+        for t in [
+            "unix:///run/redis.sock",
+            "redis://localhost",
+            "redis://127.0.0.1:6380",
+            "rediss://127.4.5.6",
+            "redis://[::1]:7000",
+        ] {
+            assert!(local(t), "{t}");
+        }
+        for t in [
+            "redis://10.0.0.5",
+            "redis://cache.internal:6379",
+            "rediss://[2001:db8::1]:6380",
+        ] {
+            assert!(!local(t), "{t}");
+        }
     }
 
     #[test]

@@ -62,6 +62,10 @@ fn options(args: &AdviseArgs) -> Result<Options> {
     let base = args.model.options(args.filter.filter()?)?;
     let rules = rdblens_audit::load(args.rules.as_deref(), &base.config, &args.set)?;
     Ok(Options {
+        threads: match base.threads {
+            0 => crate::live::default_threads(&args.files),
+            given => given,
+        },
         separator,
         rules,
         ..base

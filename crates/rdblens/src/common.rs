@@ -88,7 +88,8 @@ pub struct ModelArgs {
     /// now+DURATION (e.g. now-12h, now+7d).
     #[arg(long, value_name = "TIME", value_parser = crate::time::parse)]
     pub now: Option<i64>,
-    /// Worker threads (default: all cores; at most 8 per core, more is refused).
+    /// Worker threads (default: all cores, one fewer when every input is a
+    /// server on this machine; at most 8 per core, more is refused).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
 }

@@ -189,6 +189,10 @@ pub fn options(args: &ReportArgs) -> Result<Options> {
     // The redis.conf also tells the audit whether big keys expire lazily.
     let rules = rdblens_audit::load(args.rules.as_deref(), &base.config, &args.set)?;
     Ok(Options {
+        threads: match base.threads {
+            0 => crate::live::default_threads(&args.files),
+            given => given,
+        },
         top: args.top,
         separator,
         prefix_depth: args.depth,
