@@ -1,4 +1,4 @@
-//! The registry of report sections: one list, [`report_sections!`] below,
+//! The registry of report sections: one list, `report_sections!` below,
 //! from which [`Section`] (its variants, `--section` names, help, the
 //! default set and the accumulators each reads) is generated, and the
 //! models of the sections defined in a file of their own

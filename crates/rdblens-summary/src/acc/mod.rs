@@ -1,4 +1,4 @@
-//! Accumulators: each gathers one aspect of the keyspace from [`KeyFacts`],
+//! Accumulators: each gathers one aspect of the keyspace from [`KeyFacts`](crate::KeyFacts),
 //! merges associatively and commutatively with another of its kind (so the
 //! result does not depend on how keys were split across workers or files),
 //! and serializes for mergeable summaries.
@@ -7,7 +7,7 @@
 //! registered in one list, `optional_accumulators!` below: [`KeyStats`]
 //! (its fields, set-up, fold, merge, finish and check) and
 //! [`Accumulators`] (one flag each) are generated from it, so a new one is
-//! its own file implementing [`registry::KeyAccumulator`], declared here
+//! its own file implementing `registry::KeyAccumulator`, declared here
 //! with one entry in the list (docs/architecture.md).
 //!
 //! [`KeyStats`]: crate::KeyStats

@@ -1,5 +1,5 @@
 //! The traits of the accumulators: [`Accumulate`] (what every one does)
-//! and [`KeyAccumulator`] (what the optional ones registered in
+//! and `KeyAccumulator` (what the optional ones registered in
 //! `optional_accumulators!`, in `acc/mod.rs`, add: set-up, the fold of a
 //! key with its shared record, and the check of a summary file's copy).
 //!
