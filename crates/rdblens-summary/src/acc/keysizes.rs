@@ -264,9 +264,9 @@ mod tests {
             (1, 1, 3, 1)
         );
         assert_eq!(a.dbs[&7].hashes.counts[9], 1);
-        let json = serde_json::to_string(&a.dbs[&0].strings).unwrap();
+        let json = serde_json::to_string(&a.dbs[&0].strings).unwrap(); // ok: unit test
         assert_eq!(json, r#"{"zero":1,"bins":{"0":1,"1":3,"10":1}}"#);
-        let back: Bins = serde_json::from_str(&json).unwrap();
+        let back: Bins = serde_json::from_str(&json).unwrap(); // ok: unit test
         assert_eq!(&back, strings);
         let past = serde_json::from_str::<Bins>(r#"{"bins":{"64":1}}"#).unwrap_err();
         assert!(
