@@ -830,31 +830,27 @@ impl Worker {
         let mut records = p.rdb.records_in(&chunk.bytes[chunk.from..], chunk.base, chunk.db);
         let mut cursor = 0;
         // Whole records, walked before: an error here is one the walk recorded.
-        while let Some(Ok(record)) = chunk.lens.next_record(&mut records, &mut cursor) {
-            if let Record::Entry(_) = &record {
-                batch.push(record);
-                if batch.len() >= batch_entries {
-                    batch_evidence(
-                        &mut self.scratch,
-                        &mut self.key_buf,
-                        d,
-                        &batch,
-                        &mut self.evidence,
-                        known,
-                    );
-                    batch.clear();
-                }
-            }
-        }
-        if !batch.is_empty() {
+        let mut flush = |batch: &mut Vec<_>| {
             batch_evidence(
                 &mut self.scratch,
                 &mut self.key_buf,
                 d,
-                &batch,
+                batch,
                 &mut self.evidence,
                 known,
             );
+            batch.clear();
+        };
+        while let Some(Ok(record)) = chunk.lens.next_record(&mut records, &mut cursor) {
+            if let Record::Entry(_) = &record {
+                batch.push(record);
+                if batch.len() >= batch_entries {
+                    flush(&mut batch);
+                }
+            }
+        }
+        if !batch.is_empty() {
+            flush(&mut batch);
         }
     }
 
