@@ -367,3 +367,20 @@ fn every_field_set_to_hostile_values_ends_cleanly() {
         "{refused} refused, {accepted} accepted"
     );
 }
+
+#[test]
+fn a_limit_groups_figure_of_another_type_is_named_by_its_path() {
+    let base = summary_of("redis-7.0.15/all-types.rdb");
+    let mut doc: Value = serde_json::from_str(&base.to_json().unwrap()).unwrap();
+    let group = "hash-max-listpack-entries";
+    doc["summary"]["keys"]["limits"]["groups"][group]["counts"]["over_keys"] = json!("x");
+    let err = SummaryFile::parse(doc.to_string().as_bytes(), "a.json").unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.starts_with(&format!(
+            "a.json: damaged rdblens summary file: summary.keys.limits.groups.{group}.counts.over_keys: \
+             invalid type: string \"x\", expected u64 at line 1 column "
+        )),
+        "{text}"
+    );
+}

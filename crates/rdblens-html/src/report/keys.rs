@@ -255,14 +255,15 @@ pub(super) fn limits<'a>(m: &'a ReportJson<'a>) -> Option<Part<'a>> {
                 )?;
                 for l in rows {
                     let example = l.over_examples.first().map_or_else(|| text(""), |r| key(&r.key));
+                    let n = l.counts;
                     t.row(&[
-                        format!("<td><code>{}</code></td>", html(&l.limit)),
-                        count_cell(l.threshold),
-                        count_cell(l.over_keys),
-                        bytes_cell(l.over_memory),
-                        bytes_cell(l.over_savings),
-                        count_cell(l.near_keys),
-                        bytes_cell(l.near_memory),
+                        format!("<td><code>{}</code></td>", html(l.limit)),
+                        count_cell(n.threshold),
+                        count_cell(n.over_keys),
+                        bytes_cell(n.over_memory),
+                        bytes_cell(n.over_savings),
+                        count_cell(n.near_keys),
+                        bytes_cell(n.near_memory),
                         example,
                     ])?;
                 }

@@ -86,7 +86,7 @@ pub struct ReportJson<'s> {
     pub rdb_types: Option<Vec<Group<'s>>>,
     /// Keys over or near the compact-encoding limits (section `encodings`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub limits: Option<Vec<LimitJson>>,
+    pub limits: Option<Vec<LimitJson<'s>>>,
     /// The biggest keys (section `bigkeys`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub top_keys: Option<TopJson<'s>>,

@@ -5,6 +5,7 @@ use rdblens_summary::acc::bounded::BoundedMap;
 use rdblens_summary::acc::counter::Counter;
 use rdblens_summary::acc::expiry::{ExpiryCluster, ExpiryHistogram};
 use rdblens_summary::acc::hist::Histogram;
+use rdblens_summary::acc::limits::LimitCounts;
 use rdblens_summary::acc::names::NameProblem;
 use rdblens_summary::acc::prefix::{PrefixNode, Prefixes};
 use rdblens_summary::acc::top::{SharedRecord, TopSet};
@@ -281,25 +282,17 @@ pub struct TopJson<'s> {
 
 /// Keys over or near one compact-encoding limit.
 #[derive(Serialize)]
-pub struct LimitJson {
+pub struct LimitJson<'s> {
     /// The limit's config name.
-    pub limit: String,
-    /// Its value on the target server.
-    pub threshold: u64,
-    /// Keys over it.
-    pub over_keys: u64,
-    /// Their memory.
-    pub over_memory: u64,
-    /// What a compact encoding would save on them.
-    pub over_savings: u64,
-    /// Keys over it by at most 2x.
-    pub over_by_small_margin: u64,
-    /// Keys within 10% under it.
-    pub near_keys: u64,
-    /// Their memory.
-    pub near_memory: u64,
+    pub limit: &'s str,
+    /// Its value on the target server and the keys' figures: `threshold`,
+    /// `over_keys`, `over_memory`, `over_savings` (what a compact encoding
+    /// would save on them), `over_by_small_margin` (over by at most 2x),
+    /// `near_keys` (within 10% under it), `near_memory`.
+    #[serde(flatten)]
+    pub counts: &'s LimitCounts,
     /// The biggest keys over it.
-    pub over_examples: Vec<SharedRecord>,
+    pub over_examples: &'s [SharedRecord],
 }
 
 /// Bars for a distribution: (bucket lower bound, count), merging buckets so
@@ -382,20 +375,14 @@ pub(crate) fn top(t: &TopSet) -> TopJson<'_> {
     }
 }
 
-pub(crate) fn limits(k: &KeyStats) -> Vec<LimitJson> {
+pub(crate) fn limits(k: &KeyStats) -> Vec<LimitJson<'_>> {
     k.limits
         .groups
         .iter()
         .map(|(name, g)| LimitJson {
-            limit: name.clone(),
-            threshold: g.threshold,
-            over_keys: g.over_keys,
-            over_memory: g.over_memory,
-            over_savings: g.over_savings,
-            over_by_small_margin: g.over_by_small_margin,
-            near_keys: g.near_keys,
-            near_memory: g.near_memory,
-            over_examples: g.over_examples.keys.clone(),
+            limit: name,
+            counts: &g.counts,
+            over_examples: &g.over_examples.keys,
         })
         .collect()
 }

@@ -15,7 +15,12 @@ use crate::model::{
 };
 
 /// Memory per type and encoding, then the keys over each limit.
-pub(crate) fn encodings(out: &mut String, r: &ReportJson<'_>, encodings: &[Group<'_>], limits: &[LimitJson]) {
+pub(crate) fn encodings(
+    out: &mut String,
+    r: &ReportJson<'_>,
+    encodings: &[Group<'_>],
+    limits: &[LimitJson<'_>],
+) {
     let opts = r.options;
     heading(out, "Encodings (after loading on the target server)");
     let mut t = table(opts, &["type encoding", "keys", "memory", "share of memory"]);
@@ -45,9 +50,10 @@ pub(crate) fn encodings(out: &mut String, r: &ReportJson<'_>, encodings: &[Group
             "within 10% under",
         ],
     );
-    for g in limits {
+    for l in limits {
+        let g = l.counts;
         t.add_row(vec![
-            Cell::new(&g.limit),
+            Cell::new(l.limit),
             right(g.threshold),
             right(thousands(g.over_keys)),
             right(human_bytes(g.over_memory)),

@@ -12,6 +12,17 @@ use crate::facts::KeyFacts;
 /// Keys past, or within 10% under, one compact-encoding limit.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LimitGroup {
+    /// The limit and the keys' figures (the report's JSON borrows them as
+    /// they are, flattened there).
+    pub counts: LimitCounts,
+    /// Largest keys over the limit.
+    pub over_examples: TopKeys,
+}
+
+/// One compact-encoding limit's value and the figures of the keys past or
+/// near it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LimitCounts {
     /// The limit's value on the target server (see [`LimitCheck::threshold`](crate::LimitCheck::threshold)).
     pub threshold: u64,
     /// Keys past the limit.
@@ -26,8 +37,20 @@ pub struct LimitGroup {
     pub near_keys: u64,
     /// Estimated memory of the keys near the limit, bytes.
     pub near_memory: u64,
-    /// Largest keys over the limit.
-    pub over_examples: TopKeys,
+}
+
+impl LimitCounts {
+    /// Adds `other`'s keys (the threshold is the same: one target profile).
+    fn merge(&mut self, other: &LimitCounts) {
+        self.over_keys = self.over_keys.saturating_add(other.over_keys);
+        self.over_memory = self.over_memory.saturating_add(other.over_memory);
+        self.over_savings = self.over_savings.saturating_add(other.over_savings);
+        self.over_by_small_margin = self
+            .over_by_small_margin
+            .saturating_add(other.over_by_small_margin);
+        self.near_keys = self.near_keys.saturating_add(other.near_keys);
+        self.near_memory = self.near_memory.saturating_add(other.near_memory);
+    }
 }
 
 /// Keys past or near their compact-encoding limits, by limit.
@@ -59,24 +82,24 @@ impl Limits {
             .groups
             .entry(check.limit.to_string())
             .or_insert_with(|| LimitGroup {
-                threshold: check.threshold,
-                over_keys: 0,
-                over_memory: 0,
-                over_savings: 0,
-                over_by_small_margin: 0,
-                near_keys: 0,
-                near_memory: 0,
+                counts: LimitCounts {
+                    threshold: check.threshold,
+                    ..LimitCounts::default()
+                },
                 over_examples: TopKeys::new(Metric::Memory, n),
             });
+        let c = &mut g.counts;
         if check.over() {
-            g.over_keys += 1;
-            g.over_memory += f.memory;
-            g.over_savings += f.compact_memory.map_or(0, |c| f.memory.saturating_sub(c));
-            g.over_by_small_margin += u64::from(check.measured <= check.threshold.saturating_mul(2));
+            c.over_keys += 1;
+            c.over_memory += f.memory;
+            c.over_savings += f
+                .compact_memory
+                .map_or(0, |compact| f.memory.saturating_sub(compact));
+            c.over_by_small_margin += u64::from(check.measured <= check.threshold.saturating_mul(2));
             g.over_examples.add_sharing(f, record);
         } else {
-            g.near_keys += 1;
-            g.near_memory += f.memory;
+            c.near_keys += 1;
+            c.near_memory += f.memory;
         }
     }
 }
@@ -97,12 +120,7 @@ impl Accumulate for Limits {
                     self.groups.insert(name, o);
                 }
                 Some(g) => {
-                    g.over_keys = g.over_keys.saturating_add(o.over_keys);
-                    g.over_memory = g.over_memory.saturating_add(o.over_memory);
-                    g.over_savings = g.over_savings.saturating_add(o.over_savings);
-                    g.over_by_small_margin = g.over_by_small_margin.saturating_add(o.over_by_small_margin);
-                    g.near_keys = g.near_keys.saturating_add(o.near_keys);
-                    g.near_memory = g.near_memory.saturating_add(o.near_memory);
+                    g.counts.merge(&o.counts);
                     g.over_examples.merge(o.over_examples);
                 }
             }

@@ -42,7 +42,7 @@ pub use registry::Accumulate;
 
 /// Version of the summary layout, which the list below decides; raised
 /// on incompatible changes (a new entry is one: summary files change).
-pub const SUMMARY_VERSION: u32 = 8;
+pub const SUMMARY_VERSION: u32 = 9;
 
 /// The registry of optional accumulators, in the order they fold a key
 /// (and are serialized in a summary): `field: type`, with the doc that

@@ -30,18 +30,19 @@ pub(crate) fn limits(c: &mut Checker, l: &Limits, top: usize, totals: &Counter) 
     }
     c.at("groups", |c| {
         for (name, g) in &l.groups {
+            let n = &g.counts;
             c.at(name, |c| {
-                c.at_most("over_keys", g.over_keys, "totals.keys", totals.keys)?;
-                c.at_most("near_keys", g.near_keys, "totals.keys", totals.keys)?;
+                c.at_most("over_keys", n.over_keys, "totals.keys", totals.keys)?;
+                c.at_most("near_keys", n.near_keys, "totals.keys", totals.keys)?;
                 c.at_most(
                     "over_by_small_margin",
-                    g.over_by_small_margin,
+                    n.over_by_small_margin,
                     "over_keys",
-                    g.over_keys,
+                    n.over_keys,
                 )?;
-                c.count("over_memory", g.over_memory)?;
-                c.count("over_savings", g.over_savings)?;
-                c.count("near_memory", g.near_memory)?;
+                c.count("over_memory", n.over_memory)?;
+                c.count("over_savings", n.over_savings)?;
+                c.count("near_memory", n.near_memory)?;
                 c.top_keys("over_examples", &g.over_examples, Metric::Memory)
             })?;
         }
