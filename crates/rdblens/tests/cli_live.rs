@@ -442,12 +442,10 @@ fn replication_renamed_away_advises_via_dump() {
     );
 }
 
-#[test]
-fn a_replica_connection_killed_mid_transfer_leaves_no_output() {
-    let Some(bin) = redis_server("a_replica_connection_killed_mid_transfer_leaves_no_output") else {
-        return;
-    };
-    // Diskless, at once, 2 ms per key: 2,000 keys take 4 s to send.
+/// A server holding 2,000 keys that it sends to a replica diskless, at
+/// once, 2 ms a key: the transfer takes 4 s, long enough to cut or stop.
+fn slow_diskless_server(test: &str) -> Option<Server> {
+    let bin = redis_server(test)?;
     let server = Server::start(
         &bin,
         &[
@@ -460,6 +458,15 @@ fn a_replica_connection_killed_mid_transfer_leaves_no_output() {
         ],
     );
     server.load(&mixed_data(2000));
+    Some(server)
+}
+
+#[test]
+fn a_replica_connection_killed_mid_transfer_leaves_no_output() {
+    let Some(server) = slow_diskless_server("a_replica_connection_killed_mid_transfer_leaves_no_output")
+    else {
+        return;
+    };
     let work = tempfile::tempdir().unwrap();
     let out = work.path().join("r.json");
     let saved = work.path().join("saved.rdb");
@@ -486,21 +493,9 @@ fn a_replica_connection_killed_mid_transfer_leaves_no_output() {
 
 #[test]
 fn a_server_stopped_past_the_timeout_fails_without_hanging() {
-    let Some(bin) = redis_server("a_server_stopped_past_the_timeout_fails_without_hanging") else {
+    let Some(server) = slow_diskless_server("a_server_stopped_past_the_timeout_fails_without_hanging") else {
         return;
     };
-    let server = Server::start(
-        &bin,
-        &[
-            "--repl-diskless-sync",
-            "yes",
-            "--repl-diskless-sync-delay",
-            "0",
-            "--rdb-key-save-delay",
-            "2000",
-        ],
-    );
-    server.load(&mixed_data(2000));
     let work = tempfile::tempdir().unwrap();
     let out = work.path().join("r.json");
     let url = server.url();

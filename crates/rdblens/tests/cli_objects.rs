@@ -61,6 +61,11 @@ struct Store {
 }
 
 impl Store {
+    /// A store for `test`, or its skip when s3s-fs is not installed.
+    fn for_test(test: &str) -> Option<Store> {
+        s3s_fs(test).map(|bin| Store::start(&bin))
+    }
+
     fn start(bin: &Path) -> Store {
         let root = tempfile::tempdir().unwrap();
         std::fs::create_dir(root.path().join(BUCKET)).unwrap();
@@ -190,10 +195,9 @@ fn shard_set(store: &Store, dir: &Path) -> Vec<String> {
 
 #[test]
 fn one_object_gives_the_local_files_report() {
-    let Some(bin) = s3s_fs("one_object_gives_the_local_files_report") else {
+    let Some(store) = Store::for_test("one_object_gives_the_local_files_report") else {
         return;
     };
-    let store = Store::start(&bin);
     let dump = std::fs::read(root().join(ALL_TYPES)).unwrap();
     store.put("backups/all-types.rdb", &dump);
     let url = format!("s3://{BUCKET}/backups/all-types.rdb");
@@ -267,10 +271,9 @@ fn an_http_url_is_one_object() {
 
 #[test]
 fn a_prefix_or_glob_is_a_fleet_of_shards() {
-    let Some(bin) = s3s_fs("a_prefix_or_glob_is_a_fleet_of_shards") else {
+    let Some(store) = Store::for_test("a_prefix_or_glob_is_a_fleet_of_shards") else {
         return;
     };
-    let store = Store::start(&bin);
     let dir = tempfile::tempdir().unwrap();
     let names = shard_set(&store, dir.path());
     let prefix = format!("s3://{BUCKET}/set/");
@@ -350,10 +353,9 @@ fn a_prefix_or_glob_is_a_fleet_of_shards() {
 
 #[test]
 fn a_shard_that_cannot_be_read_leaves_the_others_in_the_report() {
-    let Some(bin) = s3s_fs("a_shard_that_cannot_be_read_leaves_the_others_in_the_report") else {
+    let Some(store) = Store::for_test("a_shard_that_cannot_be_read_leaves_the_others_in_the_report") else {
         return;
     };
-    let store = Store::start(&bin);
     let dir = tempfile::tempdir().unwrap();
     for n in 0..4 {
         let bytes = shard(n, 30);
@@ -444,10 +446,9 @@ fn a_shard_that_cannot_be_read_leaves_the_others_in_the_report() {
 
 #[test]
 fn wrong_credentials_and_missing_objects_are_named() {
-    let Some(bin) = s3s_fs("wrong_credentials_and_missing_objects_are_named") else {
+    let Some(store) = Store::for_test("wrong_credentials_and_missing_objects_are_named") else {
         return;
     };
-    let store = Store::start(&bin);
     store.put("a.rdb", &std::fs::read(root().join(ALL_TYPES)).unwrap());
     let (code, out, err) = rdblens_s3(
         &root(),
@@ -593,10 +594,9 @@ fn serve(
 
 #[test]
 fn a_cut_connection_is_resumed_from_the_last_byte() {
-    let Some(bin) = s3s_fs("a_cut_connection_is_resumed_from_the_last_byte") else {
+    let Some(store) = Store::for_test("a_cut_connection_is_resumed_from_the_last_byte") else {
         return;
     };
-    let store = Store::start(&bin);
     let dump = std::fs::read(root().join(ALL_TYPES)).unwrap();
     store.put("a.rdb", &dump);
     let cut = 300_000;
@@ -624,10 +624,9 @@ fn a_cut_connection_is_resumed_from_the_last_byte() {
 
 #[test]
 fn a_throttled_request_is_retried() {
-    let Some(bin) = s3s_fs("a_throttled_request_is_retried") else {
+    let Some(store) = Store::for_test("a_throttled_request_is_retried") else {
         return;
     };
-    let store = Store::start(&bin);
     store.put("a.rdb", &std::fs::read(root().join(ALL_TYPES)).unwrap());
     let proxy = Proxy::start(store.port, Fault::SlowDown);
     let (code, json, err) = rdblens_s3(
