@@ -44,6 +44,10 @@ pub struct Object {
     pub size: Option<u64>,
     store: Arc<dyn ObjectStore>,
     path: Path,
+    /// Whether the store serves byte ranges (every object store's API
+    /// does; a plain HTTP server may not), so the object can be read in
+    /// parts at once.
+    in_parts: bool,
 }
 
 /// Receives the notices of the readers: a connection lost and resumed.
@@ -55,8 +59,8 @@ pub struct Objects {
     runtime: tokio::runtime::Runtime,
     stores: Mutex<Vec<(String, Arc<dyn ObjectStore>)>>,
     notify: Notify,
-    /// The pause before the first resumption (doubled for each in a row).
-    first_pause: std::time::Duration,
+    /// How objects are read: parts, and pauses before resuming.
+    reading: reader::Reading,
 }
 
 impl Objects {
@@ -75,7 +79,7 @@ impl Objects {
             runtime,
             stores: Mutex::new(Vec::new()),
             notify,
-            first_pause: std::time::Duration::from_millis(200),
+            reading: reader::Reading::default(),
         })
     }
 
@@ -97,6 +101,7 @@ impl Objects {
     pub fn resolve(&self, url: &str) -> Result<Vec<Object>, Error> {
         let location = Location::parse(url)?;
         let store = self.store(&location, url)?;
+        let in_parts = location.scheme != Scheme::Http;
         let listed = |prefix: &str, pattern: Option<&str>| -> Result<Vec<Object>, Error> {
             let prefix = Path::from(prefix);
             let metas: Vec<_> = self.runtime.block_on(store.list(Some(&prefix)).collect());
@@ -112,6 +117,7 @@ impl Objects {
                     size: Some(meta.size),
                     store: Arc::clone(&store),
                     path: meta.location,
+                    in_parts,
                 });
             }
             objects.sort_by(|a, b| a.path.cmp(&b.path));
@@ -126,6 +132,7 @@ impl Objects {
                 size: None,
                 store,
                 path: Path::from(key.as_str()),
+                in_parts,
             }]),
             Selection::Prefix(prefix) => listed(prefix, None),
             Selection::Glob { prefix, pattern } => listed(prefix, Some(pattern)),
@@ -136,7 +143,7 @@ impl Objects {
     /// missing object or refused credentials is an error here, with the
     /// object's size known.
     pub fn open(&self, object: &Object) -> Result<ObjectReader, Error> {
-        reader::open(&self.runtime, object, Arc::clone(&self.notify), self.first_pause)
+        reader::open(&self.runtime, object, Arc::clone(&self.notify), self.reading)
     }
 
     /// The store for `location`'s bucket, built on first use.

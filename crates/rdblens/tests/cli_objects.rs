@@ -102,6 +102,9 @@ impl Drop for Store {
     }
 }
 
+/// The bytes of a part when an object is read in parts (8 MiB).
+const PART: usize = 8 << 20;
+
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -620,6 +623,44 @@ fn a_cut_connection_is_resumed_from_the_last_byte() {
         seen[2].starts_with(&format!("range: bytes={received}-")),
         "{seen:?} {received}"
     );
+}
+
+#[test]
+fn an_object_of_more_than_two_parts_is_read_in_ranged_parts() {
+    let Some(store) = Store::for_test("an_object_of_more_than_two_parts_is_read_in_ranged_parts") else {
+        return;
+    };
+    // About 18 MB: the first 8 MiB part from the first GET, then two
+    // ranged parts, asked for at once.
+    let dump = shard(3, 250_000);
+    let size = dump.len();
+    assert!(size > 2 * PART && size < 3 * PART, "{size}");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("big.rdb"), &dump).unwrap();
+    store.put("big.rdb", &dump);
+    let proxy = Proxy::start(store.port, Fault::CutAfter(usize::MAX));
+    let url = format!("s3://{BUCKET}/big.rdb");
+    let (code, json, err) = rdblens_s3(
+        dir.path(),
+        proxy.port,
+        SECRET_KEY,
+        &["report", "--format", "json", &url],
+    );
+    assert_eq!((code, err.as_str()), (0, ""));
+    let (_, local) = rdblens_local(dir.path(), &["report", "--format", "json", "big.rdb"]);
+    assert_eq!(json.replace(&url, "big.rdb"), local);
+    let mut ranges: Vec<String> = proxy
+        .seen()
+        .into_iter()
+        .filter(|l| l.starts_with("range:"))
+        .collect();
+    ranges.sort();
+    let mut expected = vec![
+        format!("range: bytes={}-{}", PART, 2 * PART - 1),
+        format!("range: bytes={}-{}", 2 * PART, size - 1),
+    ];
+    expected.sort();
+    assert_eq!(ranges, expected);
 }
 
 #[test]
