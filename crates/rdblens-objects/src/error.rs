@@ -23,6 +23,9 @@ pub enum Error {
     /// (Not a `source`: its text already holds its causes' texts.)
     #[error("{error}")]
     Store { url: String, error: object_store::Error },
+    /// A setting of the client's is not one it takes (a usage error).
+    #[error("{0}")]
+    Setting(String),
     /// The client's threads could not be started.
     #[error("cannot start the object storage client: {0}")]
     Runtime(#[source] std::io::Error),

@@ -64,8 +64,12 @@ pub struct Objects {
 }
 
 impl Objects {
-    /// A client whose readers tell `notify` when they resume a download.
+    /// A client whose readers tell `notify` when they resume a download,
+    /// reading objects in parts as `RDBLENS_OBJECT_PARTS` says (`auto` when
+    /// unset: see `reader`).
     pub fn new(notify: Notify) -> Result<Objects, Error> {
+        let parts = std::env::var("RDBLENS_OBJECT_PARTS").ok();
+        let reading = reader::Reading::from_setting(parts.as_deref()).map_err(Error::Setting)?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             // The work is waiting on sockets and copying chunks: two
             // threads keep several downloads going without taking cores
@@ -79,7 +83,7 @@ impl Objects {
             runtime,
             stores: Mutex::new(Vec::new()),
             notify,
-            reading: reader::Reading::default(),
+            reading,
         })
     }
 

@@ -3,13 +3,17 @@
 //! channel; the reader's thread takes them as the analysis asks.
 //!
 //! From an object store (not a plain HTTP URL), an object of more than two
-//! parts is read in parts at once: the first GET's body up to the end of
-//! its first part, then ranged GETs of [`Reading::part_bytes`] each,
+//! parts can be read in parts at once: the first GET's body up to the end
+//! of its first part, then ranged GETs of [`Reading::part_bytes`] each,
 //! [`Reading::parts_in_flight`] of them at a time, handed on in order. One
 //! connection's speed is the store's to set (on S3 about 100 MB/s, less
-//! than the analysis reads), and the loopback `s3s-fs` of the tests serves
-//! a 300 MB object in 0.8 s over four where one takes 1.9 s
-//! (docs/object-storage.md).
+//! than the analysis reads). But parts cost a copy of every byte and the
+//! store's work on more connections at once, which on a machine that
+//! serves the object itself takes cores from the analysis (a 300 MB
+//! object from a loopback `s3s-fs`: 1.2x the time of one GET). So by
+//! default ([`Parts::WhenTheConnectionIsSlower`]) the first GET goes on
+//! unless, over its first part, the reader waited for the connection
+//! longer than the connection waited for the reader (docs/object-storage.md).
 //!
 //! A body that stops short (a reset, a timeout, an error from the server)
 //! is asked again from the byte after the last one received, with the same
@@ -20,7 +24,7 @@ use std::io::{self, Read};
 use std::ops::Range;
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::{Buf, Bytes, BytesMut};
 use futures_util::StreamExt;
@@ -42,9 +46,24 @@ const PART_SLICE: usize = 512 * 1024;
 /// read fails (a connection that makes progress is resumed every time).
 const MAX_RESUMES: u32 = 8;
 
+/// When an object is read in parts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Parts {
+    /// One GET for the whole object.
+    Never,
+    /// From the end of the first part on.
+    Always,
+    /// When, over the first part, the first GET kept the reader waiting
+    /// longer than the reader kept it: the connection, not the analysis,
+    /// sets the pace.
+    WhenTheConnectionIsSlower,
+}
+
 /// How objects are read.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Reading {
+    /// Whether objects are read in parts.
+    pub parts: Parts,
     /// The pause before the first resumption (doubled for each in a row).
     pub first_pause: Duration,
     /// Bytes a ranged GET of a part asks for. S3's guidance for ranged
@@ -55,9 +74,35 @@ pub(crate) struct Reading {
     pub parts_in_flight: usize,
 }
 
+impl Reading {
+    /// The reading `RDBLENS_OBJECT_PARTS` asks for: `auto` (the default),
+    /// `1` (one GET), or the number of parts at once (always in parts).
+    pub(crate) fn from_setting(setting: Option<&str>) -> Result<Reading, String> {
+        let auto = Reading::default();
+        match setting.map(str::trim) {
+            None | Some("auto") => Ok(auto),
+            Some(n) => match n.parse::<usize>() {
+                Ok(0 | 1) => Ok(Reading {
+                    parts: Parts::Never,
+                    ..auto
+                }),
+                Ok(n) if n <= 64 => Ok(Reading {
+                    parts: Parts::Always,
+                    parts_in_flight: n,
+                    ..auto
+                }),
+                _ => Err(format!(
+                    "RDBLENS_OBJECT_PARTS is `{n}`: give `auto`, `1` (one GET per object) or the parts to read at once (2 to 64)"
+                )),
+            },
+        }
+    }
+}
+
 impl Default for Reading {
     fn default() -> Self {
         Reading {
+            parts: Parts::WhenTheConnectionIsSlower,
             first_pause: Duration::from_millis(200),
             part_bytes: 8 << 20,
             parts_in_flight: 4,
@@ -139,8 +184,7 @@ async fn pump(
     if first.send(Ok(size)).is_err() {
         return;
     }
-    let in_parts = object.in_parts && reading.parts_in_flight > 1 && size > 2 * reading.part_bytes;
-    let head_end = if in_parts { reading.part_bytes } else { size };
+    let parted = reading.parts != Parts::Never && object.in_parts && size > 2 * reading.part_bytes;
     let get = Get {
         object,
         etag,
@@ -149,15 +193,16 @@ async fn pump(
         first_pause: reading.first_pause,
     };
     let mut to_channel = Sink::Channel(&chunks);
-    match get.range(0..head_end, Some(answer), &mut to_channel).await {
-        Ok(true) if in_parts => {}
+    let switch = parted.then_some((reading.part_bytes, reading.parts));
+    let from = match get.range(0..size, Some(answer), &mut to_channel, switch).await {
+        Ok(Ended::InPartsFrom(offset)) => offset,
         Ok(_) => return, // whole, or the reader is gone
         Err(why) => {
             let _ = chunks.send(Err(io::Error::other(why))).await;
             return;
         }
-    }
-    let starts = (head_end..size).step_by(reading.part_bytes as usize);
+    };
+    let starts = (from..size).step_by(reading.part_bytes as usize);
     let mut parts = futures_util::stream::iter(starts)
         .map(|start| {
             let range = start..(start + reading.part_bytes).min(size);
@@ -228,6 +273,16 @@ impl Sink<'_> {
     }
 }
 
+/// How reading a range ended.
+enum Ended {
+    /// Every byte of it was handed on.
+    Whole,
+    /// The reader is gone.
+    ReaderGone,
+    /// The bytes before this offset were handed on; the rest is to be read in parts.
+    InPartsFrom(u64),
+}
+
 /// The GETs of one object's bytes, with the entity tag of its first answer.
 #[derive(Clone)]
 struct Get {
@@ -241,17 +296,21 @@ struct Get {
 impl Get {
     /// Reads `range` into `sink`, from `answer` (the first GET's, which
     /// starts at byte 0) when given, resuming from the byte after the last
-    /// one received. False when the reader is gone.
+    /// one received. With `switch` (a part's size and when to switch), at
+    /// that byte it may end, for the rest to be read in parts.
     async fn range(
         &self,
         range: Range<u64>,
         mut answer: Option<GetResult>,
         sink: &mut Sink<'_>,
-    ) -> Result<bool, String> {
+        mut switch: Option<(u64, Parts)>,
+    ) -> Result<Ended, String> {
         let (url, size) = (&self.object.url, self.size);
         let whole = range == (0..size);
         let mut offset = range.start;
         let mut resumes = 0u32;
+        // Time spent waiting for the connection, and for the reader.
+        let (mut waiting_for_bytes, mut waiting_for_reader) = (Duration::ZERO, Duration::ZERO);
         loop {
             let result = match answer.take() {
                 Some(answer) => Ok(answer),
@@ -276,31 +335,53 @@ impl Get {
                 Ok(result) => {
                     let mut body = result.into_stream();
                     let mut failure = None;
-                    while let Some(chunk) = body.next().await {
-                        match chunk {
+                    loop {
+                        let asked = Instant::now();
+                        let Some(chunk) = body.next().await else { break };
+                        waiting_for_bytes += asked.elapsed();
+                        let mut chunk = match chunk {
                             // An empty chunk is no progress.
-                            Ok(chunk) if chunk.is_empty() => {}
-                            Ok(mut chunk) => {
-                                // The first answer runs on past its part.
-                                chunk.truncate(chunk.len().min((range.end - offset) as usize));
-                                offset += chunk.len() as u64;
-                                resumes = 0;
-                                if !sink.put(chunk).await {
-                                    return Ok(false);
-                                }
-                                if offset >= range.end {
-                                    return Ok(true);
-                                }
-                            }
+                            Ok(chunk) if chunk.is_empty() => continue,
+                            Ok(chunk) => chunk,
                             Err(e) => {
                                 failure = Some(Error::of(url, e));
                                 break;
                             }
+                        };
+                        resumes = 0;
+                        // The part of the chunk past the switching point,
+                        // kept aside until it is known whether to switch.
+                        let after = switch
+                            .map(|(at, _)| at.saturating_sub(offset) as usize)
+                            .filter(|&before| before < chunk.len())
+                            .map(|before| chunk.split_off(before));
+                        let put = Instant::now();
+                        offset += chunk.len() as u64;
+                        if !sink.put(chunk).await {
+                            return Ok(Ended::ReaderGone);
+                        }
+                        waiting_for_reader += put.elapsed();
+                        if let Some((at, parts)) = switch.filter(|&(at, _)| offset >= at) {
+                            let slower = waiting_for_bytes > waiting_for_reader;
+                            if parts == Parts::Always || (parts == Parts::WhenTheConnectionIsSlower && slower)
+                            {
+                                return Ok(Ended::InPartsFrom(at));
+                            }
+                            switch = None;
+                            if let Some(after) = after {
+                                offset += after.len() as u64;
+                                if !sink.put(after).await {
+                                    return Ok(Ended::ReaderGone);
+                                }
+                            }
+                        }
+                        if offset >= range.end {
+                            return Ok(Ended::Whole);
                         }
                     }
                     match failure {
                         Some(failure) => failure,
-                        None if offset >= range.end => return Ok(true),
+                        None if offset >= range.end => return Ok(Ended::Whole),
                         None => Error::Store {
                             url: url.clone(),
                             error: object_store::Error::Generic {
@@ -329,7 +410,7 @@ impl Get {
     /// The bytes of `range`, whole.
     async fn part(self, range: Range<u64>) -> Result<Bytes, String> {
         let mut sink = Sink::Buffer(BytesMut::with_capacity((range.end - range.start) as usize));
-        self.range(range, None, &mut sink).await?;
+        self.range(range, None, &mut sink, None).await?;
         Ok(match sink {
             Sink::Buffer(bytes) => bytes.freeze(),
             Sink::Channel(_) => Bytes::new(),
@@ -361,6 +442,9 @@ mod tests {
         inner: InMemory,
         cuts: Mutex<VecDeque<usize>>,
         ranges: Mutex<Vec<Option<GetRange>>>,
+        /// Bodies in chunks of this many bytes, each after this pause (an
+        /// uncut answer only).
+        pace: Option<(usize, Duration)>,
     }
 
     impl std::fmt::Display for Cutting {
@@ -386,7 +470,32 @@ mod tests {
             let result = self.inner.get_opts(l, options).await?;
             let cut = self.cuts.lock().unwrap().pop_front(); // ok: unit test
             let Some(cut) = cut else {
-                return Ok(result);
+                let Some((size, pause)) = self.pace else {
+                    return Ok(result);
+                };
+                let (meta, range, attributes, extensions) = (
+                    result.meta.clone(),
+                    result.range.clone(),
+                    result.attributes.clone(),
+                    result.extensions.clone(),
+                );
+                let body = result.bytes().await?;
+                let chunks: Vec<Bytes> = body.chunks(size).map(Bytes::copy_from_slice).collect();
+                let payload = stream::iter(chunks)
+                    .then(move |chunk| async move {
+                        if !pause.is_zero() {
+                            tokio::time::sleep(pause).await;
+                        }
+                        Ok(chunk)
+                    })
+                    .boxed();
+                return Ok(GetResult {
+                    payload: GetResultPayload::Stream(payload),
+                    meta,
+                    range,
+                    attributes,
+                    extensions,
+                });
             };
             let (meta, range, attributes, extensions) = (
                 result.meta.clone(),
@@ -444,21 +553,38 @@ mod tests {
         part_bytes: u64,
         in_parts: bool,
     ) -> (io::Result<Vec<u8>>, Vec<Option<GetRange>>, Vec<String>) {
+        let reading = Reading {
+            parts: Parts::Always,
+            first_pause: Duration::from_millis(1),
+            part_bytes,
+            parts_in_flight: 3,
+        };
+        read_with(cuts, data, reading, in_parts, None, Duration::ZERO)
+    }
+
+    /// What a reader that pauses `reader_pause` after each read of up to
+    /// 1,000 bytes gives of the object `data` read as `reading` says, its
+    /// answers cut after `cuts` bytes and paced by `pace`.
+    fn read_with(
+        cuts: &[usize],
+        data: &[u8],
+        reading: Reading,
+        in_parts: bool,
+        pace: Option<(usize, Duration)>,
+        reader_pause: Duration,
+    ) -> (io::Result<Vec<u8>>, Vec<Option<GetRange>>, Vec<String>) {
         let notices = Arc::new(Mutex::new(Vec::new()));
         let kept = Arc::clone(&notices);
         let mut objects = Objects::new(Arc::new(move |line: &str| {
             kept.lock().unwrap().push(line.to_string()) // ok: unit test
         }))
         .unwrap(); // ok: unit test
-        objects.reading = Reading {
-            first_pause: Duration::from_millis(1),
-            part_bytes,
-            parts_in_flight: 3,
-        };
+        objects.reading = reading;
         let store = Arc::new(Cutting {
             inner: InMemory::new(),
             cuts: Mutex::new(cuts.iter().copied().collect()),
             ranges: Mutex::new(Vec::new()),
+            pace,
         });
         let path = Path::from("d/dump.rdb");
         objects
@@ -475,7 +601,15 @@ mod tests {
         let mut reader = objects.open(&object).unwrap(); // ok: unit test
         assert_eq!(reader.size(), data.len() as u64);
         let mut got = Vec::new();
-        let result = reader.read_to_end(&mut got).map(|_| got);
+        let mut buf = [0u8; 1000];
+        let result = loop {
+            match reader.read(&mut buf) {
+                Ok(0) => break Ok(got),
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+                Err(e) => break Err(e),
+            }
+            std::thread::sleep(reader_pause);
+        };
         let ranges = store.ranges.lock().unwrap().clone(); // ok: unit test
         let notices = notices.lock().unwrap().clone(); // ok: unit test
         (result, ranges, notices)
@@ -524,10 +658,10 @@ mod tests {
         assert_eq!(notices.len(), 8);
     }
 
-    /// The ranges after the first GET's, in order of their first byte (the
-    /// parts are asked for at once, in no fixed order).
-    fn sorted_after_first(ranges: &[Option<GetRange>]) -> Vec<Range<u64>> {
-        let mut later: Vec<Range<u64>> = ranges[1..]
+    /// The ranges after the first `skip` GETs', in order of their first
+    /// byte (the parts are asked for at once, in no fixed order).
+    fn sorted_after(skip: usize, ranges: &[Option<GetRange>]) -> Vec<Range<u64>> {
+        let mut later: Vec<Range<u64>> = ranges[skip..]
             .iter()
             .map(|r| match r {
                 Some(GetRange::Bounded(r)) => r.clone(),
@@ -541,13 +675,13 @@ mod tests {
     #[test]
     fn an_object_of_more_than_two_parts_is_read_in_parts_at_once() {
         let data: Vec<u8> = (0..100_000u32).map(|i| (i * 13 % 251) as u8).collect();
-        // The first GET is cut inside its part: resumed for that part only.
+        // The first GET is cut inside its first part: resumed to the end of
+        // the object, and left at the end of the first part.
         let (got, ranges, notices) = read_in_parts(&[5_000], &data, 10_000, true);
         assert!(got.unwrap() == data); // ok: unit test
-        assert_eq!(ranges[0], None);
-        let parts = (1..10).map(|k| k * 10_000..(k + 1) * 10_000);
-        let expected: Vec<Range<u64>> = std::iter::once(5_000..10_000).chain(parts).collect();
-        assert_eq!(sorted_after_first(&ranges), expected);
+        assert_eq!(ranges[..2], [None, Some(GetRange::Offset(5_000))]);
+        let expected: Vec<Range<u64>> = (1..10).map(|k| k * 10_000..(k + 1) * 10_000).collect();
+        assert_eq!(sorted_after(2, &ranges), expected);
         assert_eq!(notices.len(), 1, "{notices:?}");
         assert!(
             notices[0].contains("resuming from byte 5000 of 100000"),
@@ -562,7 +696,7 @@ mod tests {
         // part asked for after it is cut after 4,000 bytes.
         let (got, ranges, notices) = read_in_parts(&[usize::MAX, 4_000], &data, 10_000, true);
         assert!(got.unwrap() == data); // ok: unit test
-        let later = sorted_after_first(&ranges);
+        let later = sorted_after(1, &ranges);
         // Nine parts, the last one short, and one resumption inside a part.
         assert_eq!(later.len(), 10, "{later:?}");
         assert_eq!(later.last(), Some(&(90_000..95_000)));
@@ -585,5 +719,42 @@ mod tests {
         let (got, ranges, _) = read_in_parts(&[], &data, 10_000, false);
         assert!(got.unwrap() == data); // ok: unit test
         assert_eq!(ranges, [None]);
+    }
+
+    #[test]
+    fn by_default_parts_only_when_the_connection_is_slower_than_the_reader() {
+        let data: Vec<u8> = (0..30_000u32).map(|i| (i * 11 % 251) as u8).collect();
+        let reading = Reading {
+            first_pause: Duration::from_millis(1),
+            part_bytes: 10_000,
+            ..Reading::default()
+        };
+        assert_eq!(reading.parts, Parts::WhenTheConnectionIsSlower);
+        // 500 bytes every 2 ms, read at once: in parts after the first.
+        let slow_connection = Some((500, Duration::from_millis(2)));
+        let (got, ranges, _) = read_with(&[], &data, reading, true, slow_connection, Duration::ZERO);
+        assert!(got.unwrap() == data); // ok: unit test
+        assert_eq!(ranges[0], None);
+        assert_eq!(sorted_after(1, &ranges), [10_000..20_000, 20_000..30_000]);
+        // 100 bytes at once, read 1,000 every 2 ms: one GET.
+        let at_once = Some((100, Duration::ZERO));
+        let slow_reader = Duration::from_millis(2);
+        let (got, ranges, _) = read_with(&[], &data, reading, true, at_once, slow_reader);
+        assert!(got.unwrap() == data); // ok: unit test
+        assert_eq!(ranges, [None]);
+    }
+
+    #[test]
+    fn rdblens_object_parts_says_auto_one_get_or_how_many_parts() {
+        let parts = |s: Option<&str>| Reading::from_setting(s).map(|r| (r.parts, r.parts_in_flight));
+        assert_eq!(parts(None), Ok((Parts::WhenTheConnectionIsSlower, 4)));
+        assert_eq!(parts(Some("auto")), Ok((Parts::WhenTheConnectionIsSlower, 4)));
+        assert_eq!(parts(Some("1")).map(|p| p.0), Ok(Parts::Never));
+        assert_eq!(parts(Some(" 8 ")), Ok((Parts::Always, 8)));
+        assert_eq!(
+            parts(Some("many")),
+            Err("RDBLENS_OBJECT_PARTS is `many`: give `auto`, `1` (one GET per object) or the parts to read at once (2 to 64)".into())
+        );
+        assert!(parts(Some("65")).is_err());
     }
 }

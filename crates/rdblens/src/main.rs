@@ -145,6 +145,18 @@ fn analysis_error<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<&'
         .or_else(|| cause.downcast_ref::<FileError>().map(|f| &f.error))
 }
 
+/// Whether `cause` is (or wraps) a setting the object storage client does
+/// not take (`RDBLENS_OBJECT_PARTS`): bad usage.
+fn is_object_setting(cause: &(dyn std::error::Error + 'static)) -> bool {
+    let objects_error = cause.downcast_ref::<rdblens_objects::Error>().or_else(|| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .and_then(|e| e.get_ref())
+            .and_then(|e| e.downcast_ref::<rdblens_objects::Error>())
+    });
+    matches!(objects_error, Some(rdblens_objects::Error::Setting(_)))
+}
+
 /// The exit code for `e` (see [`fail`]), decided by the error types in its
 /// chain, never by its text.
 fn exit_code(e: &anyhow::Error, default: u8) -> u8 {
@@ -155,6 +167,7 @@ fn exit_code(e: &anyhow::Error, default: u8) -> u8 {
             } else if cause.is::<output::OutputIsInput>()
                 || cause.is::<dataset::ShardExists>()
                 || live::is_not_confirmed(cause)
+                || is_object_setting(cause)
             {
                 Some(EXIT_USAGE)
             } else if live::save_write_error(cause) {
