@@ -278,12 +278,23 @@ fn diff_fits_60_columns_without_splitting_words() {
 fn sections_feed_only_the_accumulators_they_read() {
     use rdblens_summary::Accumulators;
     // The default sections read everything between them but the `INFO
-    // keysizes` histograms, which `--format info-keysizes` alone reads.
-    let all_but_keysizes = Accumulators {
+    // keysizes` histograms, which `--format info-keysizes` alone reads,
+    // and the namespace composition, which its section (only when named)
+    // alone reads.
+    let default_set = Accumulators {
         keysizes: false,
+        composition: false,
         ..Accumulators::ALL
     };
-    assert_eq!(Section::accumulators_for(&Section::ALL), all_but_keysizes);
+    assert_eq!(Section::accumulators_for(&Section::ALL), default_set);
+    let composition = Section::accumulators_for(&[Section::Composition]);
+    assert_eq!(
+        composition,
+        Accumulators {
+            composition: true,
+            ..Accumulators::NONE
+        }
+    );
     // The audit reads the top lists by memory (hashtag-skew's big key),
     // not the access lists or limit examples.
     let audit = Accumulators {

@@ -468,7 +468,7 @@ fn sections_choose_what_is_shown() {
     assert!(!t.contains("== Biggest"));
     usage_error(
         &[ALL_TYPES, "--section", "bigkeys,colors"],
-        "error: invalid value 'colors' for '--section <SECTION>'\n  [possible values: shards, bigkeys, encodings, ttl, expiry, keys, prefixes, slots, access, hot-and-big, findings, plans]",
+        "error: invalid value 'colors' for '--section <SECTION>'\n  [possible values: shards, bigkeys, encodings, ttl, expiry, keys, prefixes, slots, access, hot-and-big, findings, composition, plans]",
     );
 }
 

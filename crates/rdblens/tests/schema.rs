@@ -74,6 +74,8 @@ fn options_that_shape_the_document_validate() {
         // Keys expired at the snapshot, in namespaces and without one.
         vec!["fixtures/namespaces/ids.rdb", "--section", "prefixes"],
         vec![f, "--top", "0"],
+        vec![f, "--section", "composition"],
+        vec![f, "--section", "composition", "--separator", "_", "--top", "2"],
         vec![f, "--type", "hash", "--db", "0", "--match", "*:*"],
         vec![f, "--target", "valkey-8.1", "--jemalloc-quantum", "16"],
         vec![f, "fixtures/rdb/redis-7.2.4/all-types.rdb"],

@@ -12,6 +12,7 @@
 //! one entry in the list (plus its accumulator, if it needs a new one:
 //! `rdblens_summary::acc`), as docs/architecture.md describes.
 
+mod composition;
 mod hot_and_big;
 
 use rdblens_summary::acc::top::SharedRecord;
@@ -212,12 +213,18 @@ report_sections! {
     /// hot from them), not the access lists or limit examples.
     Findings = "findings", default: true, reads: [top, rules, prefixes, ttl, expiry, slots],
         help: "the design-rule audit";
+    /// What the biggest top-level namespaces are made of, by type and
+    /// encoding; not in the default set.
+    Composition = "composition", default: false, reads: [composition],
+        help: "memory of the biggest namespaces by type and encoding, only when named",
+        model: composition: composition::CompositionJson<'s>;
     /// Split plans (rdblens-advice); not in the default set, asked for
     /// with `--section plans` (or `rdblens advise`).
     Plans = "plans", default: false, reads: [top, rules, prefixes, ttl, expiry, slots],
         help: "split plans (docs/advisor.md), only when named";
 }
 
+pub use composition::{CompositionJson, MixJson, NamespaceMix, Totals};
 pub use hot_and_big::{HeatGroupJson, HotAndBig};
 
 /// The number of sections shown when `--section` is not given.

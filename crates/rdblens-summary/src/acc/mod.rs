@@ -16,6 +16,7 @@
 pub mod access;
 pub mod bounded;
 mod buckets;
+pub mod composition;
 pub mod counter;
 pub mod empty;
 pub mod expiry;
@@ -42,7 +43,7 @@ pub use registry::Accumulate;
 
 /// Version of the summary layout, which the list below decides; raised
 /// on incompatible changes (a new entry is one: summary files change).
-pub const SUMMARY_VERSION: u32 = 9;
+pub const SUMMARY_VERSION: u32 = 10;
 
 /// The registry of optional accumulators, in the order they fold a key
 /// (and are serialized in a summary): `field: type`, with the doc that
@@ -74,6 +75,8 @@ macro_rules! optional_accumulators {
             heat: $crate::acc::heat::Heat,
             /// Redis 8's `INFO keysizes` histograms: keys per database, type and power-of-two length.
             keysizes: $crate::acc::keysizes::KeySizes,
+            /// Each top-level namespace's keys and memory by type and encoding.
+            composition: $crate::acc::composition::Composition,
         }
     };
 }
