@@ -168,6 +168,51 @@ impl Rax {
     }
 }
 
+/// Every stride through the keys up to this one is sampled at every offset.
+const ALL_OFFSETS_UP_TO: usize = 16;
+/// Offsets sampled for the longer strides (powers of two).
+const LONG_STRIDE_OFFSETS: usize = 8;
+
+/// The raxes of every s-th key, for s = 1 to 16 and then powers of two up
+/// to the key count, as `[s, elements, nodes, allocated]` summed over the
+/// offsets sampled (every offset up to 16, eight spread ones beyond). A
+/// stream split N ways has nodes whose first IDs are about N of the
+/// original's nodes apart, and its rax takes the shape of that sample:
+/// rax.c branches where the 16-byte IDs part, and sparser IDs part higher
+/// up (a 10-node part of an 80-node stream had 2.5 rax nodes a key where
+/// the stream had 1.7). `keys` are sorted.
+pub(crate) fn strides(keys: &[[u8; 16]], quantum: u64) -> Vec<[u64; 4]> {
+    let mut out = Vec::new();
+    let mut stride = 1;
+    while stride <= keys.len() {
+        let offsets: Vec<usize> = if stride <= ALL_OFFSETS_UP_TO {
+            (0..stride).collect()
+        } else {
+            (0..LONG_STRIDE_OFFSETS)
+                .map(|j| j * stride / LONG_STRIDE_OFFSETS)
+                .collect()
+        };
+        let mut row = [stride as u64, 0, 0, 0];
+        for offset in offsets {
+            let mut rax = Rax::new(quantum);
+            for k in keys[offset..].iter().step_by(stride) {
+                rax.push(k);
+            }
+            let rax = rax.finish();
+            row[1] += rax.elements;
+            row[2] += rax.nodes;
+            row[3] += rax.allocated;
+        }
+        out.push(row);
+        stride = if stride < ALL_OFFSETS_UP_TO {
+            stride + 1
+        } else {
+            stride * 2
+        };
+    }
+    out
+}
+
 /// `streamRadixTreeMemoryUsage()` of Redis ≤ 8.0 and Valkey 8.0: 16 bytes per
 /// element plus a rough 4 + 30·8 bytes per node. Its first line sets
 /// `sizeof(rax)`, but the next overwrites it, so the header is never counted.
