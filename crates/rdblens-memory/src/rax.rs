@@ -168,35 +168,79 @@ impl Rax {
     }
 }
 
-/// Every stride through the keys up to this one is sampled at every offset.
-const ALL_OFFSETS_UP_TO: usize = 16;
-/// Offsets sampled for the longer strides (powers of two).
-const LONG_STRIDE_OFFSETS: usize = 8;
+/// Strides up to this one are sampled at every value; longer ones at
+/// powers of two.
+const EVERY_STRIDE_UP_TO: u64 = 16;
+/// Offsets sampled per stride, where the stream is small enough.
+const OFFSETS: u64 = 16;
+/// IDs sampled per stride at most (over all offsets).
+const SAMPLED_PER_STRIDE: u64 = 1 << 16;
 
-/// The raxes of every s-th key, for s = 1 to 16 and then powers of two up
-/// to the key count, as `[s, elements, nodes, allocated]` summed over the
-/// offsets sampled (every offset up to 16, eight spread ones beyond). A
-/// stream split N ways has nodes whose first IDs are about N of the
-/// original's nodes apart, and its rax takes the shape of that sample:
-/// rax.c branches where the 16-byte IDs part, and sparser IDs part higher
-/// up (a 10-node part of an 80-node stream had 2.5 rax nodes a key where
-/// the stream had 1.7). `keys` are sorted.
-pub(crate) fn strides(keys: &[[u8; 16]], quantum: u64) -> Vec<[u64; 4]> {
+/// The ID of entry `k` of a node of `per_node` entries whose ID is `a`,
+/// the next node's being `b`, as `XADD *` numbers entries: one after the
+/// other in the same millisecond (`b` = `a` + `per_node` when the node's
+/// entries share one), the last `b.seq` entries before `b` in `b`'s
+/// millisecond, the others spread evenly over the milliseconds between,
+/// numbered from 0 in each.
+fn entry_id(a: (u64, u64), b: Option<(u64, u64)>, per_node: u64, k: u64) -> (u64, u64) {
+    let Some(b) = b.filter(|b| b.0 > a.0) else {
+        return (a.0, a.1 + k);
+    };
+    let tail = b.1.min(per_node);
+    if k >= per_node - tail {
+        return (b.0, b.1 - (per_node - k));
+    }
+    let head = per_node - tail;
+    let gap = b.0 - a.0;
+    let ms = a.0 + ((gap as u128 * k as u128) / head as u128) as u64;
+    if ms == a.0 {
+        return (ms, a.1 + k);
+    }
+    // The first entry of the head in that millisecond.
+    let first = ((ms - a.0) as u128 * head as u128).div_ceil(gap as u128) as u64;
+    (ms, k - first)
+}
+
+/// The raxes a stream's parts would have, sampled from the stream: for a
+/// stride s (s = 1 to 16, then powers of two up to the node count), the
+/// IDs of every (s·E)-th entry, E the entries a node, from up to 16
+/// offsets spread over s·E, each offset's IDs one rax; returned as
+/// `[s, elements, nodes, allocated]` summed over the offsets. A stream
+/// split N ways by a hash has nodes of E entries whose first IDs are
+/// about N·E of the whole's entries apart, at any entry: its rax takes
+/// the shape of the sample at stride N, as rax.c branches where 16-byte
+/// IDs part, and sparser IDs part higher up (a 10-node part of an 80-node
+/// stream had 2.5 rax nodes a key where the stream had 1.7). The entries'
+/// IDs are not decoded: [`entry_id`] numbers them from the node IDs
+/// (`masters`, as `(ms, seq)`, sorted).
+pub(crate) fn strides(masters: &[(u64, u64)], entries: u64, quantum: u64) -> Vec<[u64; 4]> {
+    let nodes = masters.len() as u64;
+    if nodes == 0 {
+        return Vec::new();
+    }
+    let per_node = (entries as f64 / nodes as f64).round().max(1.0) as u64;
+    let total = nodes * per_node;
+    let id_at = |p: u64| {
+        let (i, k) = ((p / per_node) as usize, p % per_node);
+        let b = masters.get(i + 1).copied();
+        entry_id(masters[i], b, per_node, k)
+    };
     let mut out = Vec::new();
-    let mut stride = 1;
-    while stride <= keys.len() {
-        let offsets: Vec<usize> = if stride <= ALL_OFFSETS_UP_TO {
-            (0..stride).collect()
-        } else {
-            (0..LONG_STRIDE_OFFSETS)
-                .map(|j| j * stride / LONG_STRIDE_OFFSETS)
-                .collect()
-        };
-        let mut row = [stride as u64, 0, 0, 0];
-        for offset in offsets {
+    let mut stride = 1u64;
+    while stride <= nodes {
+        let span = stride * per_node;
+        let offsets = (SAMPLED_PER_STRIDE * stride / nodes).clamp(1, OFFSETS);
+        let mut row = [stride, 0, 0, 0];
+        for j in 0..offsets {
             let mut rax = Rax::new(quantum);
-            for k in keys[offset..].iter().step_by(stride) {
-                rax.push(k);
+            let mut p = j * span / offsets;
+            while p < total {
+                let (ms, seq) = id_at(p);
+                let mut key = [0u8; 16];
+                key[..8].copy_from_slice(&ms.to_be_bytes());
+                key[8..].copy_from_slice(&seq.to_be_bytes());
+                rax.push(&key);
+                p += span;
             }
             let rax = rax.finish();
             row[1] += rax.elements;
@@ -204,7 +248,7 @@ pub(crate) fn strides(keys: &[[u8; 16]], quantum: u64) -> Vec<[u64; 4]> {
             row[3] += rax.allocated;
         }
         out.push(row);
-        stride = if stride < ALL_OFFSETS_UP_TO {
+        stride = if stride < EVERY_STRIDE_UP_TO {
             stride + 1
         } else {
             stride * 2

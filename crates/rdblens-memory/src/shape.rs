@@ -205,7 +205,7 @@ pub fn price_range(
         }
         TypeKind::Stream => {
             let lp_raw = s(shape.stream_lp_raw);
-            let lp_rounded = s(shape.stream_lp_rounded) + open_node_prealloc(profile, part, lp_raw);
+            let lp_rounded = part_listpacks(profile, shape, part, lp_raw);
             let groups = s(shape.stream_groups);
             // The rax of the part's node IDs: shaped like the sample of the
             // whole's IDs as far apart, or a share of the whole's.
@@ -343,22 +343,31 @@ fn part_tree(shape: &Shape, part: u64, lp_raw: u64) -> Option<PartTree> {
     })
 }
 
-/// The bytes the open last node of a stream part of `part` entries
-/// (`lp_raw` bytes of listpacks) holds beyond its rounded size.
-fn open_node_prealloc(profile: &Profile, part: u64, lp_raw: u64) -> u64 {
-    let preallocates =
-        profile.family == crate::Family::Valkey || profile.version >= crate::ServerVersion::new(7, 0, 0);
-    if !preallocates || part == 0 || lp_raw == 0 {
+/// The node listpacks of a stream part of `part` entries (`lp_raw` bytes
+/// of listpacks) built by XADD, as allocated: every node but the last is
+/// full and shrunk to fit (`lpShrinkToFit` when the next one opens), at
+/// the whole's allocated bytes a full node; the last node keeps the
+/// allocation it opened with, `STREAM_NODE_PREALLOC` (Redis 7.0+, Valkey),
+/// unless its entries outgrew it.
+fn part_listpacks(profile: &Profile, shape: &Shape, part: u64, lp_raw: u64) -> u64 {
+    if part == 0 || lp_raw == 0 {
         return 0;
     }
-    let per_entry = lp_raw as f64 / part as f64;
     let per_node = node_entries(part, lp_raw);
-    let last = match part % per_node {
-        0 => per_node,
-        r => r,
-    };
-    let last_bytes = (per_entry * last as f64).round() as u64;
-    STREAM_NODE_PREALLOC.saturating_sub(crate::usable_size(last_bytes, profile.quantum))
+    let full = (part - 1) / per_node;
+    let last = part - full * per_node;
+    let rounded_per_entry = shape.stream_lp_rounded as f64 / shape.count.max(1) as f64;
+    let full_bytes = (rounded_per_entry * (full * per_node) as f64).round() as u64;
+    let last_raw = (lp_raw as f64 / part as f64 * last as f64).round() as u64;
+    let last_allocated = crate::usable_size(last_raw, profile.quantum);
+    let preallocates =
+        profile.family == crate::Family::Valkey || profile.version >= crate::ServerVersion::new(7, 0, 0);
+    full_bytes
+        + if preallocates {
+            last_allocated.max(STREAM_NODE_PREALLOC)
+        } else {
+            last_allocated
+        }
 }
 
 /// What a key named with `key_len` bytes costs the keyspace beyond
@@ -424,16 +433,32 @@ mod tests {
 
     #[test]
     fn a_stream_part_keeps_its_open_node_preallocated() {
-        // 550 entries of 25 bytes: nodes of 100 entries, the last one of
-        // 50 (1,250 bytes, 1,280 allocated on quantum 16) opened at 4,096.
+        // A whole of 1,000 entries of 25 bytes whose nodes of 100 entries
+        // take 2,560 bytes each (2,500 rounded on quantum 16). A part of
+        // 550: five full nodes at that, the last of 50 opened at 4,096.
         let q16 = Profile::new(Family::Redis, ServerVersion::new(7, 0, 15), 16);
-        assert_eq!(open_node_prealloc(&q16, 550, 550 * 25), 4096 - 1280);
-        // Entries of 100 bytes: nodes cut at 4,096 bytes (40 entries); the
-        // last of 30 holds 3,000 bytes (3,072 allocated).
-        assert_eq!(open_node_prealloc(&q16, 550, 550 * 100), 4096 - 3072);
-        // Before 7.0 no node is preallocated.
-        let old = Profile::new(Family::Redis, ServerVersion::new(6, 2, 14), 8);
-        assert_eq!(open_node_prealloc(&old, 550, 550 * 25), 0);
+        let whole = Shape {
+            count: 1000,
+            stream_lp_raw: 25_000,
+            stream_lp_rounded: 25_600,
+            ..Shape::default()
+        };
+        assert_eq!(part_listpacks(&q16, &whole, 550, 550 * 25), 5 * 2560 + 4096);
+        // 500 entries: the fifth node is the open one.
+        assert_eq!(part_listpacks(&q16, &whole, 500, 500 * 25), 4 * 2560 + 4096);
+        // Entries of 100 bytes: nodes cut at 4,096 bytes (40 entries); an
+        // open node of 30 holds 3,000 bytes, still in its 4,096.
+        let wide = Shape {
+            count: 1000,
+            stream_lp_raw: 100_000,
+            stream_lp_rounded: 102_400,
+            ..Shape::default()
+        };
+        assert_eq!(part_listpacks(&q16, &wide, 550, 550 * 100), 13 * 4096 + 4096);
+        // Before 7.0 no node is preallocated: the last one at its size
+        // (1,250 bytes: 1,280).
+        let old = Profile::new(Family::Redis, ServerVersion::new(6, 2, 14), 16);
+        assert_eq!(part_listpacks(&old, &whole, 550, 550 * 25), 5 * 2560 + 1280);
     }
 
     #[test]

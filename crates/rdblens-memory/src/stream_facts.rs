@@ -49,9 +49,8 @@ impl StreamFacts {
             let len = node.listpack.len() as u64;
             facts.lp_raw += len;
             facts.lp_rounded += rules.j(len);
-            let key = id_key(node.master_id);
-            tree.push(&key);
-            keys.push(key);
+            tree.push(&id_key(node.master_id));
+            keys.push((node.master_id.ms, node.master_id.seq));
         }
         let tree = tree.finish();
         facts.nodes = tree.elements;
@@ -59,7 +58,8 @@ impl StreamFacts {
         if !keys.is_sorted() {
             keys.sort_unstable();
         }
-        facts.strides = crate::rax::strides(&keys, rules.q);
+        keys.dedup();
+        facts.strides = crate::rax::strides(&keys, s.length, rules.q);
         facts.tree_usage = stream_tree_usage(&tree);
         facts.tree_allocated = allocated_usage(&tree);
         facts.groups = match rules.era {
