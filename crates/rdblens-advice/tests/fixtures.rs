@@ -367,7 +367,8 @@ fn score_ranges_cost_what_the_server_gave_their_buckets() {
     // 15 ranges of 100 members ZADDed into Debian's 7.0.15 (quantum 16) and
     // the source build (quantum 8) took 58,696 bytes of MEMORY USAGE on
     // both (fixtures/split/split.meta.json). Priced by shares of the whole
-    // set's bytes, every range was alike: 60,744 (+3.5 %).
+    // set's bytes, every range was alike: 54,600 (-7.0 %; every range
+    // priced under a size class step some of them pass).
     for quantum in [16, 8] {
         let plans = split_plans(quantum);
         let p = plan_for(&plans, "lb:frac");
@@ -386,7 +387,8 @@ fn stream_parts_cost_what_the_server_gave_them() {
     // of MEMORY USAGE (fixtures/split/split.meta.json). The plan prices
     // the expected part (buckets vary by a hash), each with its rax of
     // node IDs about 11 of the whole's nodes apart and its open last node
-    // at 4,096 bytes; priced by shares of the whole's rax it was 6 % low.
+    // at 4,096 bytes; with the rax priced by shares of the whole's, it was
+    // 351,947 (-3.3 %).
     for quantum in [16, 8] {
         let plans = split_plans(quantum);
         let p = plan_for(&plans, "events");
