@@ -392,8 +392,16 @@ fn stream_parts_cost_what_the_server_gave_them() {
     for quantum in [16, 8] {
         let plans = split_plans(quantum);
         let p = plan_for(&plans, "events");
-        assert_eq!((p.scheme, p.buckets), (Scheme::StreamSplit, 11), "quantum {quantum}");
+        assert_eq!(
+            (p.scheme, p.buckets),
+            (Scheme::StreamSplit, 11),
+            "quantum {quantum}"
+        );
         let error = p.memory_after as f64 / 364_064.0 - 1.0;
-        assert!(error.abs() < 0.01, "quantum {quantum}: {} ({error:+.4})", p.memory_after);
+        assert!(
+            error.abs() < 0.01,
+            "quantum {quantum}: {} ({error:+.4})",
+            p.memory_after
+        );
     }
 }

@@ -186,7 +186,8 @@ fn entry_id(a: (u64, u64), b: Option<(u64, u64)>, per_node: u64, k: u64) -> (u64
     let Some(b) = b.filter(|b| b.0 > a.0) else {
         return (a.0, a.1 + k);
     };
-    let tail = b.1.min(per_node);
+    // The node's first entry is `a` itself.
+    let tail = b.1.min(per_node - 1);
     if k >= per_node - tail {
         return (b.0, b.1 - (per_node - k));
     }
@@ -305,6 +306,74 @@ mod tests {
         // children (4+4/2/4 chars, padded to 8, +8 child pointer = 16 each)
         // and three empty key nodes of 4 bytes (usable 8), no value pointers.
         assert_eq!((r.nodes, r.allocated), (7, 32 + 3 * 16 + 3 * 8));
+    }
+
+    /// IDs as `XADD *` gives them: `per_ms[i]` entries in millisecond
+    /// `1_700_000_000_000 + gaps[..i]`, numbered from 0 in each.
+    fn xadd_ids(per_ms: &[u64], gap: u64) -> Vec<(u64, u64)> {
+        let mut ids = Vec::new();
+        for (i, &n) in per_ms.iter().enumerate() {
+            let ms = 1_700_000_000_000 + i as u64 * gap;
+            ids.extend((0..n).map(|seq| (ms, seq)));
+        }
+        ids
+    }
+
+    #[test]
+    fn entry_ids_are_numbered_as_xadd_numbers_them() {
+        // Dense: 650 to 740 entries a millisecond, nodes of 100.
+        let dense = xadd_ids(&[700, 650, 740, 700, 690, 720], 1);
+        // Sparse: one entry every 10 ms.
+        let sparse = xadd_ids(&[1; 1000], 10);
+        for ids in [dense, sparse] {
+            let masters: Vec<_> = ids.iter().step_by(100).copied().collect();
+            for (p, &id) in ids.iter().enumerate().take(masters.len().saturating_sub(1) * 100) {
+                let (i, k) = (p / 100, p as u64 % 100);
+                assert_eq!(
+                    entry_id(masters[i], Some(masters[i + 1]), 100, k),
+                    id,
+                    "entry {p}"
+                );
+            }
+        }
+        // A node whose next one starts 3 ms later, 37 entries into its
+        // millisecond: the 37 before it there, the other 63 spread.
+        let (a, b) = ((1000, 5), (1003, 37));
+        assert_eq!(entry_id(a, Some(b), 100, 0), a);
+        assert_eq!(entry_id(a, Some(b), 100, 63), (1003, 0));
+        assert_eq!(entry_id(a, Some(b), 100, 99), (1003, 36));
+        assert_eq!(entry_id(a, Some(b), 100, 20), (1000, 25));
+        assert_eq!(entry_id(a, Some(b), 100, 21), (1001, 0));
+        assert_eq!(entry_id(a, Some(b), 100, 62), (1002, 20));
+    }
+
+    #[test]
+    fn sparser_samples_of_a_stream_have_more_rax_nodes_a_key() {
+        // 8,000 entries, 700 a millisecond, nodes of 100: the stream's own
+        // rax (stride 1, offset 0: the node IDs) has 80 keys; a sample of
+        // every 11th node's worth of entries, as an 11-way split's parts
+        // have them, more nodes a key.
+        let ids = xadd_ids(&[700; 12], 1)[..8000].to_vec();
+        let masters: Vec<_> = ids.iter().step_by(100).copied().collect();
+        let rows = strides(&masters, 8000, 16);
+        let strides_sampled: Vec<u64> = rows.iter().map(|r| r[0]).collect();
+        assert_eq!(
+            strides_sampled,
+            [(1..=16).collect::<Vec<u64>>(), vec![32, 64]].concat()
+        );
+        // Stride 1: 16 offsets over each node's 100 entries, 80 keys each.
+        assert_eq!(rows[0][1], 16 * 80);
+        let per_key = |r: &[u64; 4]| r[2] as f64 / r[1] as f64;
+        assert!(per_key(&rows[10]) > per_key(&rows[0]) * 1.2, "{rows:?}");
+        // The node IDs alone: the rax the whole stream has.
+        let mut whole = Rax::new(16);
+        for &(ms, seq) in &masters {
+            let mut key = [0u8; 16];
+            key[..8].copy_from_slice(&ms.to_be_bytes());
+            key[8..].copy_from_slice(&seq.to_be_bytes());
+            whole.push(&key);
+        }
+        assert_eq!(whole.finish().elements, 80);
     }
 
     #[test]

@@ -60,9 +60,10 @@ pub struct Shape {
     /// The stream's nodes (listpacks), the keys of its rax.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub stream_nodes: u64,
-    /// The raxes of every s-th node ID, `[s, elements, nodes, allocated]`
-    /// summed over the offsets sampled: how the rax of a part of the
-    /// stream, whose node IDs lie further apart, is shaped.
+    /// The raxes of the stream's entry IDs sampled s nodes' worth apart,
+    /// `[s, elements, nodes, allocated]` summed over the offsets sampled
+    /// (`rax::strides`): how the rax of a part of the stream, whose node
+    /// IDs lie further apart, is shaped.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stream_strides: Vec<[u64; 4]>,
     /// A sorted set's listpack entry bytes along its order, lowest scores
@@ -305,11 +306,11 @@ impl PartTree {
 }
 
 /// The rax of a part of `part` entries (`lp_raw` bytes of listpacks) of the
-/// stream: `part / node_entries` keys, shaped per key as the rax of every
-/// s-th node ID of the whole, where s (interpolated between the strides
-/// sampled, in log2) is how many of the whole's nodes lie between two of
-/// the part's node IDs. `None` without the strides (summaries of older
-/// releases).
+/// stream: `part / node_entries` keys, shaped per key as the whole's entry
+/// IDs sampled s nodes' worth apart, where s (interpolated between the
+/// strides sampled, in log2) is how many of the whole's nodes lie between
+/// two of the part's node IDs. `None` without the strides (summaries of
+/// older releases).
 fn part_tree(shape: &Shape, part: u64, lp_raw: u64) -> Option<PartTree> {
     let rows = &shape.stream_strides;
     if rows.is_empty() || part == 0 || shape.stream_nodes == 0 {

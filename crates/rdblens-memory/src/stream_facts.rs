@@ -32,8 +32,8 @@ pub(crate) struct StreamFacts {
     pub allocated: u64,
     /// Nodes (listpacks) of the stream: its rax's keys.
     pub nodes: u64,
-    /// The raxes of every s-th node ID (`rax::strides`), to shape the rax of
-    /// a part of the stream.
+    /// The raxes of the entry IDs sampled at strides of s nodes
+    /// (`rax::strides`), to shape the rax of a part of the stream.
     pub strides: Vec<[u64; 4]>,
 }
 
