@@ -173,7 +173,8 @@ impl Rax {
 const EVERY_STRIDE_UP_TO: u64 = 16;
 /// Offsets sampled per stride, where the stream is small enough.
 const OFFSETS: u64 = 16;
-/// IDs sampled per stride at most (over all offsets).
+/// Offsets are fewer on long streams, about this many IDs sampled per
+/// stride over all of them (one offset at least: a whole pass).
 const SAMPLED_PER_STRIDE: u64 = 1 << 16;
 
 /// The ID of entry `k` of a node of `per_node` entries whose ID is `a`,
