@@ -3,7 +3,9 @@
 //! shape the analysis kept for the key.
 
 use rdblens_audit::text;
-use rdblens_memory::{keyspace_overhead, price_part, Encoding, Family, Limit, Profile, ServerVersion, Shape};
+use rdblens_memory::{
+    keyspace_overhead, price_range, Encoding, Family, Limit, Profile, ServerVersion, Shape,
+};
 use rdblens_parser::TypeKind;
 use rdblens_summary::acc::rules::{namespace_of, KeyHit};
 use rdblens_summary::rules::{RuleConfig, RuleId, Severity};
@@ -61,8 +63,29 @@ pub(crate) struct Cost {
 }
 
 impl Split<'_> {
+    /// A bucket of `part` elements spread like the whole (by a hash).
     pub(crate) fn estimate(&self, part: u64, key_len: u64) -> rdblens_memory::Estimate {
-        let mut e = price_part(self.target, self.kind, &self.shape, part, key_len, self.ttl);
+        self.estimate_range(None, part, key_len)
+    }
+
+    /// A bucket of `part` elements from rank `start` of a sorted set (the
+    /// lowest score 0), priced with the set's bytes along its order; any
+    /// other bucket where `start` is `None`.
+    pub(crate) fn estimate_range(
+        &self,
+        start: Option<u64>,
+        part: u64,
+        key_len: u64,
+    ) -> rdblens_memory::Estimate {
+        let mut e = price_range(
+            self.target,
+            self.kind,
+            &self.shape,
+            start,
+            part,
+            key_len,
+            self.ttl,
+        );
         if self.kind == TypeKind::Set && e.encoding == Encoding::Hashtable {
             let old = unfinished_rehash(self.target, part);
             e.memory = e.memory.map(|m| m + old);
@@ -98,18 +121,24 @@ impl Split<'_> {
     }
 
     /// Cost of consecutive ranges of `size` elements (the last one
-    /// shorter), with names `extra` bytes longer than the stem.
+    /// shorter), with names `extra` bytes longer than the stem. A sorted
+    /// set's ranges are priced each with its own bytes where the walk kept
+    /// them (`Shape::zset_rank`); every other full range costs the same.
     pub(crate) fn ranges(&self, buckets: u64, size: u64, extra: u64) -> Cost {
         let count = self.shape.count;
+        let ranked = self.kind == TypeKind::ZSet && !self.shape.zset_rank.is_empty();
         let mut cost = Cost::default();
         let mut start = 0u64;
         for (d, n) in digit_groups(buckets) {
             let key_len = self.stem_len + extra + d;
             let full = self.estimate(size, key_len);
             for i in 0..n {
-                let part = size.min(count.saturating_sub(start + i * size));
-                let e = if part == size {
-                    full
+                let first = start + i * size;
+                let part = size.min(count.saturating_sub(first));
+                let e = if ranked {
+                    self.estimate_range(Some(first), part, key_len)
+                } else if part == size {
+                    full.clone()
                 } else {
                     self.estimate(part, key_len)
                 };
@@ -230,7 +259,7 @@ pub(crate) fn plan(
     severity: Severity,
 ) -> Option<Plan> {
     let hit = find_hit(summary, db, key, rules)?;
-    let shape = hit.shape?;
+    let shape = hit.shape.clone()?;
     let kind = kind_of(&hit.type_name)?;
     let cfg = &summary.settings.rules;
     let ttl = hit.expiry_ms.is_some();

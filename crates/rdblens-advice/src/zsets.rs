@@ -86,7 +86,8 @@ pub(crate) fn trimmed(split: &Split<'_>, plan: &Plan, name: &str, key_len: u64) 
     if split.shape.count <= keep {
         return None;
     }
-    let e = split.estimate(keep, key_len);
+    // The top: the highest `keep` ranks.
+    let e = split.estimate_range(Some(split.shape.count - keep), keep, key_len);
     let used = e.adds_to_used_memory();
     let usage = e.memory.unwrap_or(0);
     let saved = plan.used_memory_before as i64 - used as i64;

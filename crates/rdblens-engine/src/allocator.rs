@@ -251,7 +251,7 @@ pub(crate) struct Known {
 }
 
 /// One value's estimates under both builds and what its decoding measured.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub(crate) struct KnownValue {
     pub q8: Estimate,
     pub q16: Estimate,

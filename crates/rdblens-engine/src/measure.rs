@@ -122,7 +122,7 @@ pub(crate) fn key_facts_pair<'k>(
         ..Measure::for_entry(entry)
     };
     let (mine, theirs) = estimator.estimate_pair_with(other, entry, scratch, &mut measure)?;
-    let facts = facts_of(entry, key, estimator.profile(), mine, measure);
+    let facts = facts_of(entry, key, estimator.profile(), mine.clone(), measure);
     Ok((facts, mine, theirs))
 }
 
@@ -141,8 +141,8 @@ pub(crate) fn key_facts_both<'k>(
         ..Measure::for_entry(entry)
     };
     let (a8, a16) = q8.estimate_pair_with(q16, entry, scratch, &mut measure)?;
-    let f8 = facts_of(entry, key, q8.profile(), a8, measure);
-    let f16 = with_estimate(&f8, entry, q16.profile(), a16, measure);
+    let f8 = facts_of(entry, key, q8.profile(), a8.clone(), measure);
+    let f16 = with_estimate(&f8, entry, q16.profile(), a16.clone(), measure);
     Ok(([f8, f16], [a8, a16]))
 }
 

@@ -132,7 +132,7 @@ pub(crate) fn batch_facts(
                 // Decoded by the settling pass: the same facts and sums.
                 Some(k) => {
                     sums.add(p, &k.q8, &k.q16);
-                    let mine = if q16 { k.q16 } else { k.q8 };
+                    let mine = if q16 { k.q16.clone() } else { k.q8.clone() };
                     Ok(facts_of(entry, key, profile, mine, k.measure))
                 }
                 None => {
@@ -150,7 +150,7 @@ pub(crate) fn batch_facts(
                     entry,
                     key,
                     profile,
-                    if q16 { k.q16 } else { k.q8 },
+                    if q16 { k.q16.clone() } else { k.q8.clone() },
                     k.measure,
                 )),
                 None => key_facts(entry, key, &estimator, scratch),

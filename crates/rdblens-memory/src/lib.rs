@@ -54,6 +54,7 @@ mod limits;
 mod model;
 mod profile;
 mod quicklist;
+mod rank;
 mod rax;
 mod rules;
 mod score;
@@ -84,13 +85,14 @@ pub use accuracy::{verified_fixtures, Accuracy, AccuracyLevel};
 pub use encoding::Encoding;
 pub use limits::{Limit, Limits};
 pub use profile::{Profile, ServerRelease};
-pub use shape::{keyspace_overhead, price_part, Shape};
+pub use rank::RankProfile;
+pub use shape::{keyspace_overhead, price_part, price_range, Shape};
 pub use version::{Family, ServerVersion};
 
 use rdblens_parser::{Entry, Result, Scratch, Tee, ValueVisitor};
 
 /// The estimate for one key on one target.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Estimate {
     /// What `OBJECT ENCODING` says after the target loads the value.
     pub encoding: Encoding,

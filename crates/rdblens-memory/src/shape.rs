@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::compact::LP_EMPTY;
 use crate::model::{self, Ctx};
+use crate::rank::RankProfile;
 use crate::rules::Rules;
 use crate::stream_facts::StreamFacts;
 use crate::visitor::{Facts, ListFacts, StringFacts};
@@ -18,7 +19,7 @@ use crate::{Estimate, Profile};
 
 /// The sums of one value (see the module comment). Strings keep only their
 /// length; every other field is 0 for them.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Shape {
     /// Members, pairs, list elements or stream entries; a string's length.
     pub count: u64,
@@ -56,6 +57,23 @@ pub struct Shape {
     pub stream_tree_allocated: u64,
     /// Bytes the consumer groups add, as the target counts them.
     pub stream_groups: u64,
+    /// The stream's nodes (listpacks), the keys of its rax.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub stream_nodes: u64,
+    /// The raxes of the stream's entry IDs sampled s nodes' worth apart,
+    /// `[s, elements, nodes, allocated]` summed over the offsets sampled
+    /// (`rax::strides`): how the rax of a part of the stream, whose node
+    /// IDs lie further apart, is shaped.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stream_strides: Vec<[u64; 4]>,
+    /// A sorted set's listpack entry bytes along its order, lowest scores
+    /// first (empty unless the walk met its members in score order).
+    #[serde(default, skip_serializing_if = "RankProfile::is_empty")]
+    pub zset_rank: RankProfile,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Shape {
@@ -87,6 +105,9 @@ impl Shape {
             stream_tree_usage: stream.tree_usage,
             stream_tree_allocated: stream.tree_allocated,
             stream_groups: stream.groups,
+            stream_nodes: stream.nodes,
+            stream_strides: stream.strides,
+            zset_rank: facts.zset_rank.clone(),
         }
     }
 }
@@ -104,7 +125,8 @@ fn share(sum: u64, k: u64, n: u64) -> u64 {
 /// bytes), built with ordinary write commands (HSET, SADD, ZADD, RPUSH,
 /// SET): the encoding follows the target's limits as if the part had been
 /// loaded from a dump. Module and array values have no model (`memory` is
-/// `None`).
+/// `None`). The part is spread like the whole (buckets by a hash); see
+/// [`price_range`] for consecutive members of a sorted set.
 pub fn price_part(
     profile: &Profile,
     kind: TypeKind,
@@ -113,13 +135,33 @@ pub fn price_part(
     key_len: u64,
     ttl: bool,
 ) -> Estimate {
+    price_range(profile, kind, shape, None, part, key_len, ttl)
+}
+
+/// [`price_part`] for the `part` members of a sorted set from rank `start`
+/// (0 = the lowest score) when `start` is given: their listpack bytes come
+/// from the set's [`RankProfile`] where the walk kept one.
+pub fn price_range(
+    profile: &Profile,
+    kind: TypeKind,
+    shape: &Shape,
+    start: Option<u64>,
+    part: u64,
+    key_len: u64,
+    ttl: bool,
+) -> Estimate {
     let rules = Rules::for_profile(profile);
     let n = shape.count;
     let s = |sum| share(sum, part, n);
+    let entries = match (kind, start) {
+        (TypeKind::ZSet, Some(start)) => shape.zset_rank.range_bytes(start, part),
+        _ => None,
+    }
+    .unwrap_or_else(|| s(shape.listpack_entries));
     let mut facts = Facts {
         count: part,
         max_len: shape.max_len,
-        lp_bytes: LP_EMPTY + s(shape.listpack_entries),
+        lp_bytes: LP_EMPTY + entries,
         lpex_bytes: LP_EMPTY,
         all_int: shape.all_int,
         int_width: shape.int_width.max(2),
@@ -130,7 +172,7 @@ pub fn price_part(
     };
     // Targets before 7.0: the ziplist is about as long as the listpack
     // (one prevlen byte instead of one back-length byte per entry).
-    facts.zl.bytes = crate::compact::ZL_EMPTY + s(shape.listpack_entries);
+    facts.zl.bytes = crate::compact::ZL_EMPTY + entries;
     let value_type = match kind {
         TypeKind::String => {
             facts.string = Some(StringFacts {
@@ -164,27 +206,42 @@ pub fn price_part(
         }
         TypeKind::Stream => {
             let lp_raw = s(shape.stream_lp_raw);
-            let lp_rounded = s(shape.stream_lp_rounded) + open_node_prealloc(profile, part, lp_raw);
-            let (tree_allocated, groups) = (s(shape.stream_tree_allocated), s(shape.stream_groups));
+            let lp_rounded = part_listpacks(profile, shape, part, lp_raw);
+            let groups = s(shape.stream_groups);
+            // The rax of the part's node IDs: shaped like the sample of the
+            // whole's IDs as far apart, or a share of the whole's.
+            let (tree_usage, tree_nodes_allocated) = match part_tree(shape, part, lp_raw) {
+                Some(tree) => (tree.usage(), tree.allocated),
+                None => {
+                    let all = s(shape.stream_tree_allocated);
+                    (
+                        s(shape.stream_tree_usage),
+                        all.saturating_sub(crate::usable_size(32, profile.quantum)),
+                    )
+                }
+            };
+            let tree_allocated = crate::usable_size(32, profile.quantum) + tree_nodes_allocated;
             facts.stream = Some(StreamFacts {
                 lp_raw,
                 lp_rounded,
-                tree_usage: s(shape.stream_tree_usage),
+                tree_usage,
                 tree_allocated,
                 groups,
                 // What the part allocates where MEMORY USAGE counts its
-                // rax roughly (Redis up to 8.0): the struct, the rax as
-                // allocated, the nodes (the consumer groups as counted).
+                // rax roughly (Redis up to 8.0): the struct, the rax (its
+                // 24-byte struct and nodes), the node listpacks (the
+                // consumer groups as counted).
                 allocated: match rules.era {
                     crate::rules::Era::Legacy | crate::rules::Era::Dict => {
                         rules.j(rules.stream_struct.max(40))
                             + rules.j(24)
-                            + tree_allocated
+                            + tree_nodes_allocated
                             + lp_rounded
                             + groups
                     }
                     _ => 0,
                 },
+                ..StreamFacts::default()
             });
             ValueType::StreamListpacks3
         }
@@ -224,22 +281,94 @@ const STREAM_NODE_PREALLOC: u64 = 4096;
 const STREAM_NODE_ENTRIES: u64 = 100;
 const STREAM_NODE_BYTES: u64 = 4096;
 
-/// The bytes the open last node of a stream part of `part` entries
-/// (`lp_raw` bytes of listpacks) holds beyond its rounded size.
-fn open_node_prealloc(profile: &Profile, part: u64, lp_raw: u64) -> u64 {
-    let preallocates =
-        profile.family == crate::Family::Valkey || profile.version >= crate::ServerVersion::new(7, 0, 0);
-    if !preallocates || part == 0 || lp_raw == 0 {
+/// Entries a node of a stream built by XADD holds, for entries of the
+/// size of a part of `part` entries in `lp_raw` bytes of listpacks: a node
+/// is full at `stream-node-max-entries`, or before at `stream-node-max-bytes`.
+fn node_entries(part: u64, lp_raw: u64) -> u64 {
+    let per_entry = lp_raw as f64 / part.max(1) as f64;
+    ((STREAM_NODE_BYTES as f64 / per_entry) as u64).clamp(1, STREAM_NODE_ENTRIES)
+}
+
+/// The rax of a stream part's node IDs.
+#[derive(Debug, PartialEq)]
+struct PartTree {
+    keys: u64,
+    nodes: u64,
+    /// Its nodes' allocations (usable sizes), the `rax` struct aside.
+    allocated: u64,
+}
+
+impl PartTree {
+    /// `streamRadixTreeMemoryUsage()`, as `rax::stream_tree_usage`.
+    fn usage(&self) -> u64 {
+        16 * self.keys + (4 + 240) * self.nodes
+    }
+}
+
+/// The rax of a part of `part` entries (`lp_raw` bytes of listpacks) of the
+/// stream: `part / node_entries` keys, shaped per key as the whole's entry
+/// IDs sampled s nodes' worth apart, where s (interpolated between the
+/// strides sampled, in log2) is how many of the whole's nodes lie between
+/// two of the part's node IDs. `None` without the strides (summaries of
+/// older releases).
+fn part_tree(shape: &Shape, part: u64, lp_raw: u64) -> Option<PartTree> {
+    let rows = &shape.stream_strides;
+    if rows.is_empty() || part == 0 || shape.stream_nodes == 0 {
+        return None;
+    }
+    let per_node = node_entries(part, lp_raw);
+    let keys = part.div_ceil(per_node);
+    let stride = (per_node as f64 * shape.stream_nodes as f64 / part as f64).max(1.0);
+    let per_key = |row: &[u64; 4]| {
+        let elements = row[1].max(1) as f64;
+        (row[2] as f64 / elements, row[3] as f64 / elements)
+    };
+    let below = rows
+        .iter()
+        .rev()
+        .find(|r| r[0] as f64 <= stride)
+        .unwrap_or(&rows[0]);
+    let above = rows.iter().find(|r| r[0] as f64 >= stride).unwrap_or(below);
+    let (lo, hi) = (per_key(below), per_key(above));
+    let t = if above[0] > below[0] {
+        (stride.log2() - (below[0] as f64).log2()) / ((above[0] as f64).log2() - (below[0] as f64).log2())
+    } else {
+        0.0
+    };
+    let nodes = lo.0 + (hi.0 - lo.0) * t;
+    let allocated = lo.1 + (hi.1 - lo.1) * t;
+    Some(PartTree {
+        keys,
+        nodes: (nodes * keys as f64).round() as u64,
+        allocated: (allocated * keys as f64).round() as u64,
+    })
+}
+
+/// The node listpacks of a stream part of `part` entries (`lp_raw` bytes
+/// of listpacks) built by XADD, as allocated: every node but the last is
+/// full and shrunk to fit (`lpShrinkToFit` when the next one opens), at
+/// the whole's allocated bytes a full node; the last node keeps the
+/// allocation it opened with, `STREAM_NODE_PREALLOC` (Redis 7.0+, Valkey),
+/// unless its entries outgrew it.
+fn part_listpacks(profile: &Profile, shape: &Shape, part: u64, lp_raw: u64) -> u64 {
+    if part == 0 || lp_raw == 0 {
         return 0;
     }
-    let per_entry = lp_raw as f64 / part as f64;
-    let per_node = ((STREAM_NODE_BYTES as f64 / per_entry) as u64).clamp(1, STREAM_NODE_ENTRIES);
-    let last = match part % per_node {
-        0 => per_node,
-        r => r,
-    };
-    let last_bytes = (per_entry * last as f64).round() as u64;
-    STREAM_NODE_PREALLOC.saturating_sub(crate::usable_size(last_bytes, profile.quantum))
+    let per_node = node_entries(part, lp_raw);
+    let full = (part - 1) / per_node;
+    let last = part - full * per_node;
+    let rounded_per_entry = shape.stream_lp_rounded as f64 / shape.count.max(1) as f64;
+    let full_bytes = (rounded_per_entry * (full * per_node) as f64).round() as u64;
+    let last_raw = (lp_raw as f64 / part as f64 * last as f64).round() as u64;
+    let last_allocated = crate::usable_size(last_raw, profile.quantum);
+    let preallocates =
+        profile.family == crate::Family::Valkey || profile.version >= crate::ServerVersion::new(7, 0, 0);
+    full_bytes
+        + if preallocates {
+            last_allocated.max(STREAM_NODE_PREALLOC)
+        } else {
+            last_allocated
+        }
 }
 
 /// What a key named with `key_len` bytes costs the keyspace beyond
@@ -305,16 +434,32 @@ mod tests {
 
     #[test]
     fn a_stream_part_keeps_its_open_node_preallocated() {
-        // 550 entries of 25 bytes: nodes of 100 entries, the last one of
-        // 50 (1,250 bytes, 1,280 allocated on quantum 16) opened at 4,096.
+        // A whole of 1,000 entries of 25 bytes whose nodes of 100 entries
+        // take 2,560 bytes each (2,500 rounded on quantum 16). A part of
+        // 550: five full nodes at that, the last of 50 opened at 4,096.
         let q16 = Profile::new(Family::Redis, ServerVersion::new(7, 0, 15), 16);
-        assert_eq!(open_node_prealloc(&q16, 550, 550 * 25), 4096 - 1280);
-        // Entries of 100 bytes: nodes cut at 4,096 bytes (40 entries); the
-        // last of 30 holds 3,000 bytes (3,072 allocated).
-        assert_eq!(open_node_prealloc(&q16, 550, 550 * 100), 4096 - 3072);
-        // Before 7.0 no node is preallocated.
-        let old = Profile::new(Family::Redis, ServerVersion::new(6, 2, 14), 8);
-        assert_eq!(open_node_prealloc(&old, 550, 550 * 25), 0);
+        let whole = Shape {
+            count: 1000,
+            stream_lp_raw: 25_000,
+            stream_lp_rounded: 25_600,
+            ..Shape::default()
+        };
+        assert_eq!(part_listpacks(&q16, &whole, 550, 550 * 25), 5 * 2560 + 4096);
+        // 500 entries: the fifth node is the open one.
+        assert_eq!(part_listpacks(&q16, &whole, 500, 500 * 25), 4 * 2560 + 4096);
+        // Entries of 100 bytes: nodes cut at 4,096 bytes (40 entries); an
+        // open node of 30 holds 3,000 bytes, still in its 4,096.
+        let wide = Shape {
+            count: 1000,
+            stream_lp_raw: 100_000,
+            stream_lp_rounded: 102_400,
+            ..Shape::default()
+        };
+        assert_eq!(part_listpacks(&q16, &wide, 550, 550 * 100), 13 * 4096 + 4096);
+        // Before 7.0 no node is preallocated: the last one at its size
+        // (1,250 bytes: 1,280).
+        let old = Profile::new(Family::Redis, ServerVersion::new(6, 2, 14), 16);
+        assert_eq!(part_listpacks(&old, &whole, 550, 550 * 25), 5 * 2560 + 1280);
     }
 
     #[test]

@@ -30,12 +30,18 @@ pub(crate) struct StreamFacts {
     /// `MEMORY USAGE` counts the raxes roughly; for `used_memory`. Later
     /// releases count allocations: 0 there.
     pub allocated: u64,
+    /// Nodes (listpacks) of the stream: its rax's keys.
+    pub nodes: u64,
+    /// The raxes of the entry IDs sampled at strides of s nodes
+    /// (`rax::strides`), to shape the rax of a part of the stream.
+    pub strides: Vec<[u64; 4]>,
 }
 
 impl StreamFacts {
     pub fn collect(rules: &Rules, s: &StreamValue<'_>) -> StreamFacts {
         let mut facts = StreamFacts::default();
         let mut tree = Rax::new(rules.q);
+        let mut keys = Vec::new();
         // Nodes come in rax order (the writer iterated the rax). A node
         // that fails to parse ends the walk; the decoder reports the error.
         for node in s.nodes() {
@@ -44,8 +50,16 @@ impl StreamFacts {
             facts.lp_raw += len;
             facts.lp_rounded += rules.j(len);
             tree.push(&id_key(node.master_id));
+            keys.push((node.master_id.ms, node.master_id.seq));
         }
         let tree = tree.finish();
+        facts.nodes = tree.elements;
+        // Sorted already unless the writer was not a rax walk.
+        if !keys.is_sorted() {
+            keys.sort_unstable();
+        }
+        keys.dedup();
+        facts.strides = crate::rax::strides(&keys, s.length, rules.q);
         facts.tree_usage = stream_tree_usage(&tree);
         facts.tree_allocated = allocated_usage(&tree);
         facts.groups = match rules.era {

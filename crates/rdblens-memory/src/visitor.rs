@@ -108,6 +108,9 @@ pub(crate) struct Facts {
     pub list: ListFacts,
     pub stream: Option<crate::stream_facts::StreamFacts>,
     pub module: bool,
+    /// A sorted set's listpack entry bytes along its order (empty unless
+    /// its members were walked in score order).
+    pub zset_rank: crate::rank::RankProfile,
 }
 
 /// A quicklist node being read from the file or packed by the target.
@@ -200,6 +203,8 @@ pub(crate) struct Collector<'r> {
     /// way, when the caller estimates both (the allocator detection): one
     /// visit instead of two collectors side by side.
     other_build: Option<OtherBuild<'r>>,
+    /// A walked sorted set's bytes along its order (`crate::rank`).
+    rank: Option<Box<crate::rank::RankProfiler>>,
 }
 
 /// The facts that depend on the allocator's rounding (`Rules::j`), for a
@@ -266,6 +271,7 @@ impl<'r> Collector<'r> {
                 ..Facts::default()
             },
             other_build: None,
+            rank: None,
         }
     }
 
@@ -303,6 +309,9 @@ impl<'r> Collector<'r> {
 
     fn close(&mut self) {
         self.close_node();
+        if let Some(rank) = self.rank.take() {
+            self.facts.zset_rank = rank.finish();
+        }
         if let Some(c) = &self.compression {
             self.facts.list.compressed_delta = c.interior();
         }
@@ -547,10 +556,17 @@ impl<'r> Collector<'r> {
         self.facts.count += 1;
         let len = e.len() as u64;
         if self.want_lp || self.want_zl {
+            let before = self.facts.lp_bytes;
             self.element(len, Packed::of(e));
             // Its text is only needed for the blob sizes.
-            let score = score_entry(score, self.score_format);
-            self.element(0, score);
+            let packed = score_entry(score, self.score_format);
+            self.element(0, packed);
+            if self.want_lp {
+                let bytes = self.facts.lp_bytes - before;
+                self.rank
+                    .get_or_insert_with(|| Box::new(crate::rank::RankProfiler::new()))
+                    .push(score, bytes);
+            }
         } else {
             self.facts.max_len = self.facts.max_len.max(len);
         }

@@ -88,9 +88,10 @@ fn one_visit_estimates_both_builds_as_each_build_alone() {
                 for entry in &entries {
                     let alone = (one(&e8, entry, &mut scratch), one(&e16, entry, &mut scratch));
                     let pair = e8.estimate_pair(&e16, entry, &mut scratch).ok();
-                    let pair = (pair.map(|p| p.0), pair.map(|p| p.1));
+                    let pair = pair.map_or((None, None), |p| (Some(p.0), Some(p.1)));
                     compared += 1;
-                    builds_differ += u64::from(alone.0.map(|e| e.memory) != alone.1.map(|e| e.memory));
+                    builds_differ +=
+                        u64::from(alone.0.as_ref().map(|e| e.memory) != alone.1.as_ref().map(|e| e.memory));
                     if pair != alone {
                         failures.push(format!(
                             "{} offset {} for {} (header counts {header_counts}): pair {pair:?}, alone {alone:?}",
@@ -112,7 +113,7 @@ fn one_visit_estimates_both_builds_as_each_build_alone() {
     for entry in rdb.entries().filter_map(Result::ok) {
         let alone = (one(&old, &entry, &mut scratch), one(&new, &entry, &mut scratch));
         let pair = old.estimate_pair(&new, &entry, &mut scratch).ok();
-        if (pair.map(|p| p.0), pair.map(|p| p.1)) != alone {
+        if pair.map_or((None, None), |p| (Some(p.0), Some(p.1))) != alone {
             failures.push(format!(
                 "{} offset {}: 5.0 and Valkey 9.1 paired",
                 file.display(),

@@ -107,7 +107,7 @@ impl KeyHit {
             memory: f.memory,
             savings: h.savings,
             expiry_ms: f.expiry_ms,
-            shape: SHAPED_RULES.contains(&h.rule).then_some(f.shape),
+            shape: SHAPED_RULES.contains(&h.rule).then(|| f.shape.clone()),
             used_memory: SHAPED_RULES.contains(&h.rule).then(|| f.adds_to_used_memory()),
         }
     }
