@@ -126,7 +126,7 @@ impl Split<'_> {
     /// them (`Shape::zset_rank`); every other full range costs the same.
     pub(crate) fn ranges(&self, buckets: u64, size: u64, extra: u64) -> Cost {
         let count = self.shape.count;
-        let ranked = self.kind == TypeKind::ZSet && !self.shape.zset_rank.is_empty();
+        let ranked = self.kind == TypeKind::ZSet && self.shape.zset_rank().is_some();
         let mut cost = Cost::default();
         let mut start = 0u64;
         for (d, n) in digit_groups(buckets) {

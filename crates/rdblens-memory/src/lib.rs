@@ -86,7 +86,7 @@ pub use encoding::Encoding;
 pub use limits::{Limit, Limits};
 pub use profile::{Profile, ServerRelease};
 pub use rank::RankProfile;
-pub use shape::{keyspace_overhead, price_part, price_range, Shape};
+pub use shape::{keyspace_overhead, price_part, price_range, PartProfiles, Shape};
 pub use version::{Family, ServerVersion};
 
 use rdblens_parser::{Entry, Result, Scratch, Tee, ValueVisitor};

@@ -60,6 +60,17 @@ pub struct Shape {
     /// The stream's nodes (listpacks), the keys of its rax.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub stream_nodes: u64,
+    /// How a big sorted set's or stream's parts are shaped, where the walk
+    /// measured it (boxed: every other value has none, and a shape is
+    /// moved and cloned with each key's facts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parts: Option<Box<PartProfiles>>,
+}
+
+/// What prices a part of a sorted set or a stream beyond a share of the
+/// whole's sums.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartProfiles {
     /// The raxes of the stream's entry IDs sampled s nodes' worth apart,
     /// `[s, elements, nodes, allocated]` summed over the offsets sampled
     /// (`rax::strides`): how the rax of a part of the stream, whose node
@@ -70,6 +81,16 @@ pub struct Shape {
     /// first (empty unless the walk met its members in score order).
     #[serde(default, skip_serializing_if = "RankProfile::is_empty")]
     pub zset_rank: RankProfile,
+}
+
+impl Shape {
+    /// The sorted set's bytes along its order (empty when not measured).
+    pub fn zset_rank(&self) -> Option<&RankProfile> {
+        self.parts
+            .as_ref()
+            .map(|p| &p.zset_rank)
+            .filter(|r| !r.is_empty())
+    }
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -83,7 +104,15 @@ impl Shape {
             (_, Some((rdblens_parser::NodeKind::Listpack, bytes))) if facts.lp_bytes == LP_EMPTY => bytes,
             _ => facts.lp_bytes,
         };
-        let stream = facts.stream.clone().unwrap_or_default();
+        let stream = facts.stream.as_ref();
+        let strides = stream.map_or(&[][..], |s| &s.strides[..]);
+        let parts = (!strides.is_empty() || !facts.zset_rank.is_empty()).then(|| {
+            Box::new(PartProfiles {
+                stream_strides: strides.to_vec(),
+                zset_rank: facts.zset_rank.clone(),
+            })
+        });
+        let stream = stream.cloned().unwrap_or_default();
         Shape {
             count: match facts.string {
                 Some(s) => s.len,
@@ -106,8 +135,7 @@ impl Shape {
             stream_tree_allocated: stream.tree_allocated,
             stream_groups: stream.groups,
             stream_nodes: stream.nodes,
-            stream_strides: stream.strides,
-            zset_rank: facts.zset_rank.clone(),
+            parts,
         }
     }
 }
@@ -154,7 +182,7 @@ pub fn price_range(
     let n = shape.count;
     let s = |sum| share(sum, part, n);
     let entries = match (kind, start) {
-        (TypeKind::ZSet, Some(start)) => shape.zset_rank.range_bytes(start, part),
+        (TypeKind::ZSet, Some(start)) => shape.zset_rank().and_then(|r| r.range_bytes(start, part)),
         _ => None,
     }
     .unwrap_or_else(|| s(shape.listpack_entries));
@@ -312,7 +340,7 @@ impl PartTree {
 /// two of the part's node IDs. `None` without the strides (summaries of
 /// older releases).
 fn part_tree(shape: &Shape, part: u64, lp_raw: u64) -> Option<PartTree> {
-    let rows = &shape.stream_strides;
+    let rows = shape.parts.as_ref().map_or(&[][..], |p| &p.stream_strides[..]);
     if rows.is_empty() || part == 0 || shape.stream_nodes == 0 {
         return None;
     }
