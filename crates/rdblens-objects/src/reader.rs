@@ -469,34 +469,9 @@ mod tests {
             self.ranges.lock().unwrap().push(options.range.clone()); // ok: unit test
             let result = self.inner.get_opts(l, options).await?;
             let cut = self.cuts.lock().unwrap().pop_front(); // ok: unit test
-            let Some(cut) = cut else {
-                let Some((size, pause)) = self.pace else {
-                    return Ok(result);
-                };
-                let (meta, range, attributes, extensions) = (
-                    result.meta.clone(),
-                    result.range.clone(),
-                    result.attributes.clone(),
-                    result.extensions.clone(),
-                );
-                let body = result.bytes().await?;
-                let chunks: Vec<Bytes> = body.chunks(size).map(Bytes::copy_from_slice).collect();
-                let payload = stream::iter(chunks)
-                    .then(move |chunk| async move {
-                        if !pause.is_zero() {
-                            tokio::time::sleep(pause).await;
-                        }
-                        Ok(chunk)
-                    })
-                    .boxed();
-                return Ok(GetResult {
-                    payload: GetResultPayload::Stream(payload),
-                    meta,
-                    range,
-                    attributes,
-                    extensions,
-                });
-            };
+            if cut.is_none() && self.pace.is_none() {
+                return Ok(result);
+            }
             let (meta, range, attributes, extensions) = (
                 result.meta.clone(),
                 result.range.clone(),
@@ -504,12 +479,30 @@ mod tests {
                 result.extensions.clone(),
             );
             let body = result.bytes().await?;
-            let head = body.slice(..cut.min(body.len()));
-            let reset = object_store::Error::Generic {
-                store: "Cutting",
-                source: "connection reset by peer".into(),
+            let payload = match (cut, self.pace) {
+                // Cut after `cut` bytes, as a reset connection cuts it.
+                (Some(cut), _) => {
+                    let head = body.slice(..cut.min(body.len()));
+                    let reset = object_store::Error::Generic {
+                        store: "Cutting",
+                        source: "connection reset by peer".into(),
+                    };
+                    stream::iter([Ok(head), Err(reset)]).boxed()
+                }
+                // Whole, in chunks of `size`, each after `pause`.
+                (None, pace) => {
+                    let (size, pause) = pace.unwrap_or((body.len().max(1), Duration::ZERO));
+                    let chunks: Vec<Bytes> = body.chunks(size).map(Bytes::copy_from_slice).collect();
+                    stream::iter(chunks)
+                        .then(move |chunk| async move {
+                            if !pause.is_zero() {
+                                tokio::time::sleep(pause).await;
+                            }
+                            Ok(chunk)
+                        })
+                        .boxed()
+                }
             };
-            let payload = stream::iter([Ok(head), Err(reset)]).boxed();
             Ok(GetResult {
                 payload: GetResultPayload::Stream(payload),
                 meta,
