@@ -162,6 +162,8 @@ impl Sums {
         BatchEvidence {
             q8: self.q8,
             q16: self.q16,
+            var_q8: self.var_q8,
+            var_q16: self.var_q16,
             dbs: self.dbs.clone(),
         }
     }
