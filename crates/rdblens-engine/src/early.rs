@@ -175,9 +175,9 @@ impl EarlyEvidence {
 
     /// Answers only where the build that fits is also the one the whole
     /// dump's evidence picks if both predictions are off by as much as
-    /// [`ROBUST_SE`] standard errors or a [`ROBUST_GAP`] of the gap between
-    /// them, either way, with the margins widened by the standard error or
-    /// not: for a stream, which cannot go back to estimate again what it
+    /// [`ROBUST_SE`] standard errors between batches or a [`ROBUST_GAP`] of
+    /// the gap between them, either way, with the margins widened by the
+    /// standard error the whole dump's sample will have, or not: for a stream, which cannot go back to estimate again what it
     /// folded for a build settled wrongly (the mapped file's pass can).
     /// A build that fits by a hair is not settled on: a fixture's dump
     /// sampled as a big one's fitted quantum 16 at 74 % off (quantum 8 77 %
@@ -318,12 +318,13 @@ impl EarlyEvidence {
         if self.strict {
             // The spread between batches vanishes as the walk nears the
             // end; the sample's own does not: the whole dump's sums will
-            // carry the variance of every sampled key, this one's scaled.
+            // carry the variance of every sampled key, this one's scaled,
+            // and their margins will be widened by it.
             let sampled = f.var_q8.max(f.var_q16) / share.clamp(f64::MIN_POSITIVE, 1.0);
-            evidence.sampling_sd = (evidence.sampling_sd.powi(2) + sampled).sqrt();
+            evidence.sampling_sd = (sd * sd + sampled).sqrt();
         }
         let choice = evidence.decide();
-        let robust = !self.strict || robust(&evidence, choice.quantum);
+        let robust = !self.strict || robust(&evidence, sd, choice.quantum);
         (choice.basis == Basis::UsedMem && robust).then(|| Choice {
             reason: format!(
                 "{} (from the first {:.0} % of the dump)",
@@ -344,13 +345,15 @@ const ROBUST_SE: f64 = 3.0;
 const ROBUST_GAP: f64 = 0.25;
 
 /// Whether `evidence` decides `quantum` with both predictions moved by
-/// [`ROBUST_SE`] standard errors or [`ROBUST_GAP`] of their gap (whichever
-/// is more) down or up, and its margins widened by the standard error or
-/// not: the quantum, not the basis (an unclear choice is quantum 8 too).
-fn robust(evidence: &Evidence, quantum: u64) -> bool {
+/// [`ROBUST_SE`] of the standard errors `between` batches (how far the
+/// walk so far may be from the whole dump) or [`ROBUST_GAP`] of their gap
+/// (whichever is more) down or up, and its margins widened by its
+/// standard error or not: the quantum, not the basis (an unclear choice
+/// is quantum 8 too).
+fn robust(evidence: &Evidence, between: f64, quantum: u64) -> bool {
     let sd = evidence.sampling_sd;
     let gap = (evidence.predicted_q16 - evidence.predicted_q8).abs();
-    let shift = (ROBUST_SE * sd).max(ROBUST_GAP * gap);
+    let shift = (ROBUST_SE * between).max(ROBUST_GAP * gap);
     [-shift, 0.0, shift].iter().all(|s| {
         [0.0, sd].iter().all(|&sampling_sd| {
             let moved = Evidence {
