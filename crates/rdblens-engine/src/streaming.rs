@@ -14,18 +14,17 @@
 //!
 //! Where the mapped file's pass reads bytes again (the allocator
 //! evidence's catch-up, `crate::mainpass`), a stream cannot: until the
-//! whole file's evidence decides the allocator build, every key is folded
-//! for both builds from one decoding ([`batch_facts_both`]), and the
-//! build that loses is dropped at the end. It cannot settle the build
-//! early either, as the mapped file's pass does: the whole file's
-//! prediction scales the keys walked so far by the file's size, which a
-//! stream learns only at its end. The report is the mapped file's, byte
-//! for byte; the price is the second estimate and fold of each key when
-//! the build needs evidence.
+//! evidence settles the allocator build ([`Settle`]: the batches so far
+//! scaled by the declared size, or by the keys the dump announces), every
+//! key is folded for both builds from one decoding ([`batch_facts_both`]);
+//! from there, for the settled build alone ([`batch_facts_settled`]). The
+//! whole dump's evidence decides at the end, as on the file; the strict
+//! settling makes it the settled build all but always, and the report is
+//! then the mapped file's, byte for byte ([`settled_elsewhere`] when not).
 //!
 //! The evidence samples keys on a dump of `Options::sample_evidence_from`
 //! bytes or more and estimates every key on a smaller one; a stream's
-//! size is known only at its end. So the chunks within that many bytes
+//! size, unless declared, is known only at its end. So the chunks within that many bytes
 //! are held as they came ([`Hold`]), only their evidence summed: a stream
 //! that ends there is analysed in memory as a file of its size is
 //! (`crate::mainpass::analyze_bytes`), and a longer one folds them once

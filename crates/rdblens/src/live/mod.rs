@@ -144,11 +144,14 @@ pub fn is_url(path: &Path) -> bool {
     path.to_str().is_some_and(rdblens_live::is_server_url)
 }
 
+/// A server's snapshot as a stream, and its length when declared.
+pub type LiveSource = (Box<dyn Read + Send>, Option<u64>);
+
 /// The snapshot of the server `path` names, if it is a server URL: asked
 /// for by the replication handshake (after the user's go-ahead on a
 /// primary), with `--save`'s copy made as it is read; and its length when
 /// the server declared it (a disk-based body's `$<len>`).
-pub fn live_source(path: &Path, quiet: bool) -> io::Result<Option<(Box<dyn Read + Send>, Option<u64>)>> {
+pub fn live_source(path: &Path, quiet: bool) -> io::Result<Option<LiveSource>> {
     if !is_url(path) {
         return Ok(None);
     }
