@@ -51,6 +51,9 @@ pub(crate) struct BatchEvidence {
     pub q16: f64,
     pub var_q8: f64,
     pub var_q16: f64,
+    /// The batch's sums over every key, when each was estimated (a
+    /// stream's fold for both builds): what a strict settling scales.
+    pub exact: Option<(f64, f64)>,
     pub dbs: BTreeMap<u64, (u64, u64)>,
 }
 
@@ -75,16 +78,28 @@ struct Folded {
     weight_q16: f64,
     q8_sq: f64,
     q16_sq: f64,
-    /// The Horvitz-Thompson variances of the sums (the sample's own).
+    /// The Horvitz-Thompson variances of the sample's sums.
     var_q8: f64,
     var_q16: f64,
+    /// The sample's sums less the sums scaled (`q8`, `q16`), where those
+    /// are over every key: how far the whole dump's sums, the sample's,
+    /// are already off the keys' own.
+    off_q8: f64,
+    off_q16: f64,
     /// (keys, keys with a TTL) per database.
     dbs: BTreeMap<u64, (u64, u64)>,
 }
 
 impl Folded {
-    fn add(&mut self, weight: f64, sums: &BatchEvidence) {
-        let (y8, y16) = (sums.q8, sums.q16);
+    /// Folds a batch, scaling its sums over every key where it has them
+    /// and `exact` is asked (a strict settling), else its sample's.
+    fn add(&mut self, weight: f64, sums: &BatchEvidence, exact: bool) {
+        let (y8, y16) = match sums.exact.filter(|_| exact) {
+            Some(every) => every,
+            None => (sums.q8, sums.q16),
+        };
+        self.off_q8 += sums.q8 - y8;
+        self.off_q16 += sums.q16 - y16;
         self.batches += 1.0;
         self.weight += weight;
         self.q8 += y8;
@@ -245,7 +260,7 @@ impl EarlyEvidence {
                 return None;
             };
             self.total = total.max(1) as f64;
-            self.folded.add(weight as f64, &sums);
+            self.folded.add(weight as f64, &sums, self.strict);
             if let Some(choice) = self.decide() {
                 self.settled = true;
                 self.waiting.clear();
@@ -315,16 +330,22 @@ impl EarlyEvidence {
             rehash_slack: slack as f64,
             sampling_sd: var8.max(var16).sqrt(),
         };
+        let mut between = sd;
         if self.strict {
-            // The spread between batches vanishes as the walk nears the
-            // end; the sample's own does not: the whole dump's sums will
-            // carry the variance of every sampled key, this one's scaled,
-            // and their margins will be widened by it.
-            let sampled = f.var_q8.max(f.var_q16) / share.clamp(f64::MIN_POSITIVE, 1.0);
+            // What the whole dump's evidence will decide by is the
+            // sample's sums, not the keys' own: off them by what the
+            // batches so far are (known) and by the sample of those ahead
+            // (its variance, this one's scaled). Its margins will be
+            // widened by the whole sample's standard error.
+            evidence.predicted_q8 += f.off_q8;
+            evidence.predicted_q16 += f.off_q16;
+            let share = share.clamp(f64::MIN_POSITIVE, 1.0);
+            let sampled = f.var_q8.max(f.var_q16) / share;
             evidence.sampling_sd = (sd * sd + sampled).sqrt();
+            between = (sd * sd + sampled * (1.0 - share)).sqrt();
         }
         let choice = evidence.decide();
-        let robust = !self.strict || robust(&evidence, sd, choice.quantum);
+        let robust = !self.strict || robust(&evidence, between, choice.quantum);
         (choice.basis == Basis::UsedMem && robust).then(|| Choice {
             reason: format!(
                 "{} (from the first {:.0} % of the dump)",
@@ -345,8 +366,9 @@ const ROBUST_SE: f64 = 3.0;
 const ROBUST_GAP: f64 = 0.25;
 
 /// Whether `evidence` decides `quantum` with both predictions moved by
-/// [`ROBUST_SE`] of the standard errors `between` batches (how far the
-/// walk so far may be from the whole dump) or [`ROBUST_GAP`] of their gap
+/// [`ROBUST_SE`] times `between`, the standard error of how far the
+/// prediction from the walk so far may be from the whole dump's sums (the
+/// batches' spread, and the sample of those ahead), or [`ROBUST_GAP`] of their gap
 /// (whichever is more) down or up, and its margins widened by its
 /// standard error or not: the quantum, not the basis (an unclear choice
 /// is quantum 8 too).
@@ -572,6 +594,34 @@ mod tests {
         };
         assert_eq!(settle(false), Some((31, 16)));
         assert_eq!(settle(true), None);
+    }
+
+    /// A strict settling scales the batches' sums over every key where it
+    /// has them: a sample that scatters each batch by half its sums (up,
+    /// then down) settles nothing after 32 batches, the same batches with
+    /// their keys' own sums settle there.
+    #[test]
+    fn a_strict_settling_scales_the_sums_over_every_key() {
+        let scattered = |i: u64, exact: bool| {
+            let clean = batch(i);
+            let by = if i.is_multiple_of(2) { 1.5 } else { 0.5 };
+            BatchEvidence {
+                q8: clean.q8 * by,
+                q16: clean.q16 * by,
+                exact: exact.then_some((clean.q8, clean.q16)),
+                ..clean
+            }
+        };
+        let settle = |exact: bool| {
+            let mut early = EarlyEvidence::new(used_mem(), &profile(), 1000 * 1_000_000).strict();
+            (0..32u64).find_map(|i| {
+                early
+                    .add(i, 1_000_000, scattered(i, exact))
+                    .map(|c| (i, c.quantum))
+            })
+        };
+        assert_eq!(settle(false), None);
+        assert_eq!(settle(true), Some((31, 16)));
     }
 
     #[test]

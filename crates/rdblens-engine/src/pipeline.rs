@@ -241,12 +241,14 @@ pub(crate) fn batch_facts_both(
                 let mut measure = Measure::for_entry(entry);
                 if let Ok((a8, a16)) = e8.estimate_pair_with(&e16, entry, scratch, &mut measure) {
                     sums.add(p, &a8, &a16);
+                    sums.add_exact(1.0 / p, &a8, &a16);
                 }
             }
             continue;
         }
         match key_facts_both(entry, key, &e8, &e16, scratch) {
             Ok((facts, [a8, a16])) => {
+                sums.add_exact(1.0, &a8, &a16);
                 if let Some(p) = taken {
                     sums.add(p, &a8, &a16);
                 }
