@@ -6,7 +6,11 @@ Three checks, each on the dumps given (standard library only):
 `--speed`: `rdblens report DUMP` (the mapped file) against `cat DUMP |
 rdblens report -` (the stream), interleaved, `--runs` rounds: the median
 wall time of each and its user+sys CPU seconds (the stream's CPU includes
-`cat`'s), and the stream's speed as a share of the mapped file's.
+`cat`'s), and the stream's speed as a share of the mapped file's. With
+`--url BASE`, also `rdblens report BASE/NAME` (the dump served over HTTP
+with its `Content-Length`, e.g. by `python3 -m http.server`: a stream of
+declared size). With `--before OTHER_RDBLENS`, every run is made with
+that build too, in the same rounds, and printed on a row of its own.
 
 `--memory`: `cat DUMP | rdblens report -` with `TMPDIR` set to an empty
 directory of its own. Every 5 ms it samples the report's anonymous memory
@@ -76,24 +80,39 @@ def timed(cmd, shell=False):
     return wall, cpu_of_children() - before
 
 
-def speed(dump, rdblens, runs, args):
+def speed(dump, builds, runs, args, url):
     subprocess.run(["cat", dump], stdout=subprocess.DEVNULL, check=True)
     extra = " ".join(args)
-    mapped_cmd = [rdblens, "report", dump, "--format", "json", "-q"] + args
-    stream_cmd = f"cat '{dump}' | '{rdblens}' report - --format json -q {extra}"
-    mapped, streamed = [], []
+    name = os.path.basename(dump)
+    ways = {"mapped": False, "stream": True}
+    if url:
+        ways["HTTP"] = False
+
+    def command(rdblens, way):
+        if way == "mapped":
+            return [rdblens, "report", dump, "--format", "json", "-q"] + args
+        if way == "HTTP":
+            return [rdblens, "report", f"{url}/{name}", "--format", "json", "-q"] + args
+        return f"cat '{dump}' | '{rdblens}' report - --format json -q {extra}"
+
+    times = {(b, w): [] for b in builds for w in ways}
     for _ in range(runs):
-        mapped.append(timed(mapped_cmd))
-        streamed.append(timed(stream_cmd, shell=True))
-    m_wall = statistics.median(w for w, _ in mapped)
-    s_wall = statistics.median(w for w, _ in streamed)
-    m_cpu = statistics.median(c for _, c in mapped)
-    s_cpu = statistics.median(c for _, c in streamed)
-    ratios = [mw / sw for (mw, _), (sw, _) in zip(mapped, streamed)]
-    print(
-        f"| {os.path.basename(dump)} | {m_wall:.2f} | {s_wall:.2f} | {m_cpu:.2f} | {s_cpu:.2f} "
-        f"| {statistics.median(ratios):.2f} |"
-    )
+        for b in builds:
+            for w, shell in ways.items():
+                times[(b, w)].append(timed(command(b, w), shell=shell))
+    for b in builds:
+        med = {
+            w: (statistics.median(x for x, _ in times[(b, w)]), statistics.median(c for _, c in times[(b, w)]))
+            for w in ways
+        }
+
+        def ratio(w):
+            return statistics.median(m / x for (m, _), (x, _) in zip(times[(b, "mapped")], times[(b, w)]))
+
+        cells = " | ".join(f"{med[w][0]:.2f} | {med[w][1]:.2f}" for w in ways)
+        ratios = " | ".join(f"{ratio(w):.2f}" for w in ways if w != "mapped")
+        label = "" if len(builds) == 1 else f" ({os.path.basename(os.path.dirname(os.path.dirname(os.path.dirname(b))))})"
+        print(f"| {name}{label} | {cells} | {ratios} |")
 
 
 def anon_kib(pid):
@@ -232,14 +251,24 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=300.0)
     ap.add_argument("--args", default="", help="more report flags, e.g. '--threads 1'")
+    ap.add_argument("--url", default="", help="--speed: the dumps served over HTTP under this base URL too")
+    ap.add_argument("--before", default="", help="--speed: another build, run in the same rounds")
     a = ap.parse_args()
     rdblens = os.path.abspath(a.rdblens)
     ok = True
     if a.speed:
-        print("| dump | mapped wall s | stream wall s | mapped CPU s | stream CPU s (with cat) | stream speed / mapped |")
-        print("|---|---:|---:|---:|---:|---:|")
+        builds = [rdblens] + ([os.path.abspath(a.before)] if a.before else [])
+        head = "| dump | mapped wall s | mapped CPU s | stream wall s | stream CPU s (with cat) |"
+        rule = "|---|---:|---:|---:|---:|"
+        if a.url:
+            head += " HTTP wall s | HTTP CPU s |"
+            rule += "---:|---:|"
+        head += " stream speed / mapped |" + (" HTTP speed / mapped |" if a.url else "")
+        rule += "---:|" + ("---:|" if a.url else "")
+        print(head)
+        print(rule)
         for d in a.dumps:
-            speed(d, rdblens, a.runs, a.args.split())
+            speed(d, builds, a.runs, a.args.split(), a.url.rstrip("/"))
     if a.memory:
         print("| dump | size | peak RssAnon | limit | open files under TMPDIR | left there | samples | |")
         print("|---|---:|---:|---:|---:|---:|---:|---|")

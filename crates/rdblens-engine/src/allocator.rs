@@ -141,6 +141,11 @@ pub(crate) struct Sums {
     var_q16: f64,
     /// (keys, keys with a TTL) per database.
     dbs: BTreeMap<u64, (u64, u64)>,
+    /// A batch's sums over every key (`add_exact`), when a stream that
+    /// has not settled the build estimated each for both builds: what it
+    /// settles by, the sample's sums being what the whole dump's evidence
+    /// decides by.
+    exact: Option<(f64, f64)>,
 }
 
 impl Sums {
@@ -162,8 +167,20 @@ impl Sums {
         BatchEvidence {
             q8: self.q8,
             q16: self.q16,
+            var_q8: self.var_q8,
+            var_q16: self.var_q16,
+            exact: self.exact,
             dbs: self.dbs.clone(),
         }
+    }
+
+    /// Adds a key's estimates (quantum 8, quantum 16) to the sums over
+    /// every key, counting it `weight` times (1, or 1/p for a key left
+    /// out by the filter and taken by the sample with odds p).
+    pub(crate) fn add_exact(&mut self, weight: f64, q8: &Estimate, q16: &Estimate) {
+        let exact = self.exact.get_or_insert((0.0, 0.0));
+        exact.0 += weight * q8.adds_to_used_memory() as f64;
+        exact.1 += weight * q16.adds_to_used_memory() as f64;
     }
 
     /// Counts a key of the file (every key, taken or not).

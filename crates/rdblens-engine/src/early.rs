@@ -20,6 +20,22 @@
 //! Batches are folded strictly in order (late ones wait for those before
 //! them), so the point where it answers, and the answer, are the same for
 //! any thread count.
+//!
+//! What a batch is scaled by is its *weight*, with the whole dump's total
+//! of it: the bytes it spans and the file's size on a mapped file (or a
+//! stream whose size is declared before it is read), or the keys it holds
+//! and the keys the dump announces (RESIZEDB, before each database's keys)
+//! on a stream of unknown size. Either is a valid ratio estimator: a
+//! ratio estimator over clusters needs, for each cluster drawn, its size
+//! in some auxiliary measure, and that measure's total over the
+//! population; it is nearly unbiased whatever the measure (the bias
+//! shrinks as 1/n), and its standard error, estimated below from the
+//! residuals about the ratio, is small where the batches' memory is
+//! nearly proportional to their measure. Bytes follow memory closely (a
+//! big value is many bytes); keys less so (every batch holds the same
+//! number of keys, so the estimate is the mean memory per key times the
+//! keys), which widens the standard error, and the margins with it: the
+//! answer comes later.
 
 use std::collections::BTreeMap;
 
@@ -27,50 +43,74 @@ use rdblens_memory::allocator::{keyspace_tables, Basis, Choice, Evidence, BASELI
 use rdblens_memory::Profile;
 
 /// What one batch adds to the evidence: its keys' predicted memory under
-/// each build (Horvitz-Thompson sums over the sampled keys) and its keys
-/// per database (keys, keys with a TTL).
+/// each build (Horvitz-Thompson sums over the sampled keys, and their
+/// variances) and its keys per database (keys, keys with a TTL).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct BatchEvidence {
     pub q8: f64,
     pub q16: f64,
+    pub var_q8: f64,
+    pub var_q16: f64,
+    /// The batch's sums over every key, when each was estimated (a
+    /// stream's fold for both builds): what a strict settling scales.
+    pub exact: Option<(f64, f64)>,
     pub dbs: BTreeMap<u64, (u64, u64)>,
 }
 
 /// Batches folded before the first answer: fewer make the standard error
 /// itself unreliable.
 const MIN_BATCHES: f64 = 32.0;
-/// Share of the file's key bytes walked before the first answer.
+/// Share of the total weight (the file's key bytes, or its keys) walked
+/// before the first answer.
 const MIN_SHARE: f64 = 0.02;
 
 /// Running sums over the batches folded so far (in file order).
 #[derive(Default)]
 struct Folded {
     batches: f64,
-    bytes: f64,
+    /// The batches' weight (bytes or keys: see the module's doc).
+    weight: f64,
     q8: f64,
     q16: f64,
     /// Sums of squares and products, for the ratio estimator's variance.
-    bytes_sq: f64,
-    bytes_q8: f64,
-    bytes_q16: f64,
+    weight_sq: f64,
+    weight_q8: f64,
+    weight_q16: f64,
     q8_sq: f64,
     q16_sq: f64,
+    /// The Horvitz-Thompson variances of the sample's sums.
+    var_q8: f64,
+    var_q16: f64,
+    /// The sample's sums less the sums scaled (`q8`, `q16`), where those
+    /// are over every key: how far the whole dump's sums, the sample's,
+    /// are already off the keys' own.
+    off_q8: f64,
+    off_q16: f64,
     /// (keys, keys with a TTL) per database.
     dbs: BTreeMap<u64, (u64, u64)>,
 }
 
 impl Folded {
-    fn add(&mut self, bytes: f64, sums: &BatchEvidence) {
-        let (y8, y16) = (sums.q8, sums.q16);
+    /// Folds a batch, scaling its sums over every key where it has them
+    /// and `exact` is asked (a strict settling), else its sample's.
+    fn add(&mut self, weight: f64, sums: &BatchEvidence, exact: bool) {
+        let (y8, y16) = match sums.exact.filter(|_| exact) {
+            Some(every) => every,
+            None => (sums.q8, sums.q16),
+        };
+        self.off_q8 += sums.q8 - y8;
+        self.off_q16 += sums.q16 - y16;
         self.batches += 1.0;
-        self.bytes += bytes;
+        self.weight += weight;
         self.q8 += y8;
         self.q16 += y16;
-        self.bytes_sq += bytes * bytes;
-        self.bytes_q8 += bytes * y8;
-        self.bytes_q16 += bytes * y16;
+        self.weight_sq += weight * weight;
+        self.weight_q8 += weight * y8;
+        self.weight_q16 += weight * y16;
         self.q8_sq += y8 * y8;
         self.q16_sq += y16 * y16;
+        self.var_q8 += sums.var_q8;
+        self.var_q16 += sums.var_q16;
         for (db, (k, e)) in &sums.dbs {
             let slot = self.dbs.entry(*db).or_default();
             slot.0 += k;
@@ -79,14 +119,14 @@ impl Folded {
     }
 
     /// The whole-file prediction of one build's key memory from the
-    /// batches so far, and its variance: `total` bytes times the ratio of
-    /// their sums to their bytes (`sum`, `sum_sq`, `bytes_sum` for that
-    /// build).
-    fn extrapolate(&self, total: f64, sum: f64, sum_sq: f64, bytes_sum: f64) -> (f64, f64) {
-        let (n, b) = (self.batches, self.bytes.max(1.0));
+    /// batches so far, and its variance: the `total` weight times the
+    /// ratio of their sums to their weight (`sum`, `sum_sq`, `weight_sum`
+    /// for that build).
+    fn extrapolate(&self, total: f64, sum: f64, sum_sq: f64, weight_sum: f64) -> (f64, f64) {
+        let (n, b) = (self.batches, self.weight.max(1.0));
         let ratio = sum / b;
-        // Sum over batches of (y - ratio * bytes)^2, expanded.
-        let residual = (sum_sq - 2.0 * ratio * bytes_sum + ratio * ratio * self.bytes_sq).max(0.0);
+        // Sum over batches of (y - ratio * weight)^2, expanded.
+        let residual = (sum_sq - 2.0 * ratio * weight_sum + ratio * ratio * self.weight_sq).max(0.0);
         let s2 = residual / (n - 1.0).max(1.0);
         let share = (b / total).min(1.0);
         let var = total * total * (1.0 - share) * s2 * n / (b * b);
@@ -98,14 +138,19 @@ impl Folded {
 pub(crate) struct EarlyEvidence {
     used_mem: u64,
     profile: Profile,
-    /// Bytes the file's keys span (the file's size: its header, aux
-    /// fields and trailer are a rounding error).
+    /// The dump's total weight: the bytes its keys span (the file's size:
+    /// its header, aux fields and trailer are a rounding error), or the
+    /// keys it announces. The last batch folded may bring a new one (a
+    /// stream's announced keys grow database by database).
     total: f64,
-    /// Batches that came before those ahead of them, by sequence number.
-    waiting: BTreeMap<u64, (u64, BatchEvidence)>,
+    /// Batches that came before those ahead of them, by sequence number:
+    /// the next one's number, their weight, the total as of them (`None`:
+    /// none is known), and their evidence.
+    waiting: BTreeMap<u64, (u64, u64, Option<u64>, BatchEvidence)>,
     next: u64,
     folded: Folded,
-    /// Answered (or gave up): nothing more is folded.
+    /// Answered (or gave up: a batch came with no total to scale to):
+    /// nothing more is folded.
     settled: bool,
     /// Tests: this answer once this many batches are folded.
     forced: Option<(u64, Choice)>,
@@ -114,6 +159,9 @@ pub(crate) struct EarlyEvidence {
     closer: Option<u64>,
     /// `closer`, when it is closer by [`CLEAR_BY`] standard errors.
     clear: Option<u64>,
+    /// Answers only a build the whole dump's evidence would pick however
+    /// far off the prediction is, within reason ([`Self::strict`]).
+    strict: bool,
 }
 
 /// Standard errors by which one build's prediction must be the closer for
@@ -122,7 +170,8 @@ pub(crate) struct EarlyEvidence {
 const CLEAR_BY: f64 = 2.0;
 
 impl EarlyEvidence {
-    /// For a file of `file_len` bytes whose dump says `used_mem`.
+    /// For a file of `file_len` bytes whose dump says `used_mem` (or, by
+    /// [`Self::add_weighted`], a dump of `file_len` in another weight).
     pub(crate) fn new(used_mem: u64, profile: &Profile, file_len: u64) -> Self {
         EarlyEvidence {
             used_mem,
@@ -135,7 +184,23 @@ impl EarlyEvidence {
             forced: None,
             closer: None,
             clear: None,
+            strict: false,
         }
+    }
+
+    /// Answers only where the build that fits is also the one the whole
+    /// dump's evidence picks if both predictions are off by as much as
+    /// [`ROBUST_SE`] standard errors between batches or a [`ROBUST_GAP`] of
+    /// the gap between them, either way, with the margins widened by the
+    /// standard error the whole dump's sample will have, or not: for a stream, which cannot go back to estimate again what it
+    /// folded for a build settled wrongly (the mapped file's pass can).
+    /// A build that fits by a hair is not settled on: a fixture's dump
+    /// sampled as a big one's fitted quantum 16 at 74 % off (quantum 8 77 %
+    /// off) by margins that the standard error widened, and another fitted
+    /// by its last kilobytes of rehash slack; in both, the whole dump's
+    /// evidence found neither build clearly nearer.
+    pub(crate) fn strict(self) -> Self {
+        EarlyEvidence { strict: true, ..self }
     }
 
     /// Tests: answers `quantum` once `batches` are folded, whatever the
@@ -164,13 +229,38 @@ impl EarlyEvidence {
     /// the build once the batches folded so far settle it, once; then
     /// `None` for good.
     pub(crate) fn add(&mut self, seq: u64, bytes: u64, sums: BatchEvidence) -> Option<Choice> {
+        let total = self.total as u64;
+        self.add_weighted((seq, seq + 1), bytes, Some(total), sums)
+    }
+
+    /// [`Self::add`] for a batch numbered `seq` whose successor is
+    /// numbered `next` (a stream numbers its batches by their first key's
+    /// place in the dump, so that a chunk's batches need no count kept
+    /// across chunks), of `weight` (bytes or keys) in a dump whose total
+    /// weight, as known when the batch was read, is `total`: a stream's
+    /// announced keys grow database by database. A batch with no total
+    /// (a database whose keys came unannounced) ends the settling for
+    /// good, unanswered: the dump's evidence decides at its end.
+    pub(crate) fn add_weighted(
+        &mut self,
+        (seq, next): (u64, u64),
+        weight: u64,
+        total: Option<u64>,
+        sums: BatchEvidence,
+    ) -> Option<Choice> {
         if self.settled {
             return None;
         }
-        self.waiting.insert(seq, (bytes, sums));
-        while let Some((bytes, sums)) = self.waiting.remove(&self.next) {
-            self.next += 1;
-            self.folded.add(bytes as f64, &sums);
+        self.waiting.insert(seq, (next, weight, total, sums));
+        while let Some((next, weight, total, sums)) = self.waiting.remove(&self.next) {
+            self.next = next;
+            let Some(total) = total else {
+                self.settled = true;
+                self.waiting.clear();
+                return None;
+            };
+            self.total = total.max(1) as f64;
+            self.folded.add(weight as f64, &sums, self.strict);
             if let Some(choice) = self.decide() {
                 self.settled = true;
                 self.waiting.clear();
@@ -198,15 +288,15 @@ impl EarlyEvidence {
     /// The build, if the batches folded so far settle it.
     fn decide(&mut self) -> Option<Choice> {
         if let Some((batches, choice)) = &self.forced {
-            return (self.next >= *batches).then(|| choice.clone());
+            return (self.folded.batches >= *batches as f64).then(|| choice.clone());
         }
         let f = &self.folded;
-        let share = f.bytes / self.total;
+        let share = f.weight / self.total;
         if f.batches < MIN_BATCHES || share < MIN_SHARE {
             return None;
         }
-        let (p8, var8) = f.extrapolate(self.total, f.q8, f.q8_sq, f.bytes_q8);
-        let (p16, var16) = f.extrapolate(self.total, f.q16, f.q16_sq, f.bytes_q16);
+        let (p8, var8) = f.extrapolate(self.total, f.q8, f.q8_sq, f.weight_q8);
+        let (p16, var16) = f.extrapolate(self.total, f.q16, f.q16_sq, f.weight_q16);
         let (mut tables, mut slack) = (0u64, 0u64);
         for (keys, expires) in f.dbs.values() {
             let scale = |n: u64| (n as f64 / share.min(1.0)) as u64;
@@ -233,15 +323,30 @@ impl EarlyEvidence {
         self.clear = ((d8 - d16).abs() >= CLEAR_BY * sd)
             .then_some(self.closer)
             .flatten();
-        let choice = Evidence {
+        let mut evidence = Evidence {
             used_mem: self.used_mem,
             predicted_q8: p8 + fixed,
             predicted_q16: p16 + fixed,
             rehash_slack: slack as f64,
             sampling_sd: var8.max(var16).sqrt(),
+        };
+        let mut between = sd;
+        if self.strict {
+            // What the whole dump's evidence will decide by is the
+            // sample's sums, not the keys' own: off them by what the
+            // batches so far are (known) and by the sample of those ahead
+            // (its variance, this one's scaled). Its margins will be
+            // widened by the whole sample's standard error.
+            evidence.predicted_q8 += f.off_q8;
+            evidence.predicted_q16 += f.off_q16;
+            let share = share.clamp(f64::MIN_POSITIVE, 1.0);
+            let sampled = f.var_q8.max(f.var_q16) / share;
+            evidence.sampling_sd = (sd * sd + sampled).sqrt();
+            between = (sd * sd + sampled * (1.0 - share)).sqrt();
         }
-        .decide();
-        (choice.basis == Basis::UsedMem).then(|| Choice {
+        let choice = evidence.decide();
+        let robust = !self.strict || robust(&evidence, between, choice.quantum);
+        (choice.basis == Basis::UsedMem && robust).then(|| Choice {
             reason: format!(
                 "{} (from the first {:.0} % of the dump)",
                 choice.reason,
@@ -250,6 +355,38 @@ impl EarlyEvidence {
             ..choice
         })
     }
+}
+
+/// Standard errors by which both predictions may be off in a strict
+/// settling ([`EarlyEvidence::strict`]).
+const ROBUST_SE: f64 = 3.0;
+/// The share of the gap between the builds' predictions by which both may
+/// be off in a strict settling: on a big dump a quarter of the gap is many
+/// times the margins, and the nearer build stays the nearer.
+const ROBUST_GAP: f64 = 0.25;
+
+/// Whether `evidence` decides `quantum` with both predictions moved by
+/// [`ROBUST_SE`] times `between`, the standard error of how far the
+/// prediction from the walk so far may be from the whole dump's sums (the
+/// batches' spread, and the sample of those ahead), or [`ROBUST_GAP`] of their gap
+/// (whichever is more) down or up, and its margins widened by its
+/// standard error or not: the quantum, not the basis (an unclear choice
+/// is quantum 8 too).
+fn robust(evidence: &Evidence, between: f64, quantum: u64) -> bool {
+    let sd = evidence.sampling_sd;
+    let gap = (evidence.predicted_q16 - evidence.predicted_q8).abs();
+    let shift = (ROBUST_SE * between).max(ROBUST_GAP * gap);
+    [-shift, 0.0, shift].iter().all(|s| {
+        [0.0, sd].iter().all(|&sampling_sd| {
+            let moved = Evidence {
+                predicted_q8: evidence.predicted_q8 + s,
+                predicted_q16: evidence.predicted_q16 + s,
+                sampling_sd,
+                ..*evidence
+            };
+            moved.decide().quantum == quantum
+        })
+    })
 }
 
 #[cfg(test)]
@@ -363,6 +500,128 @@ mod tests {
             assert!(early.add(i, 1_000_000, uneven(i)).is_none());
         }
         assert_eq!(early.closer(), Some(8));
+    }
+
+    /// Batches scaled by their keys (1,000 each) in a dump announcing
+    /// 1,000,000, numbered by their first key's place, settle where the
+    /// same batches scaled by bytes do, with the same answer, in any
+    /// arrival order.
+    #[test]
+    fn batches_scaled_by_keys_settle_as_by_bytes() {
+        let by_bytes = {
+            let mut early = EarlyEvidence::new(used_mem(), &profile(), 1000 * 1_000_000);
+            (0..1000u64).find_map(|i| early.add(i, 1_000_000, batch(i)).map(|c| (i, c)))
+        };
+        let by_keys = |order: &dyn Fn(u64) -> u64| {
+            let mut early = EarlyEvidence::new(used_mem(), &profile(), 0).strict();
+            (0..1000u64).map(order).find_map(|i| {
+                let seq = (i * 1000, (i + 1) * 1000);
+                early
+                    .add_weighted(seq, 1000, Some(1_000_000), batch(i))
+                    .map(|c| (i, c))
+            })
+        };
+        assert_eq!(by_keys(&|i| i), by_bytes);
+        let (at, choice) = by_keys(&|i| i ^ 1).expect("settled"); // ok: unit test
+        assert_eq!((at, choice.quantum), (30, 16));
+    }
+
+    /// A batch with no total to scale to (a database whose keys came
+    /// unannounced) ends the settling: clear batches after it answer
+    /// nothing.
+    #[test]
+    fn a_batch_with_no_total_ends_the_settling_unanswered() {
+        let mut early = EarlyEvidence::new(used_mem(), &profile(), 0).strict();
+        for i in 0..10u64 {
+            assert!(early
+                .add_weighted((i, i + 1), 1000, Some(1_000_000), batch(i))
+                .is_none());
+        }
+        assert!(early.add_weighted((10, 11), 1000, None, batch(10)).is_none());
+        for i in 11..1000u64 {
+            assert!(early
+                .add_weighted((i, i + 1), 1000, Some(1_000_000), batch(i))
+                .is_none());
+        }
+    }
+
+    /// A prediction that fits by a hair (used-mem 1 kB inside quantum 16's
+    /// margin above, quantum 8's well outside) on a dump whose keys are
+    /// small beside the margins: the mapped file's pass settles it, a
+    /// stream's strict settling does not (moved down by a quarter of the
+    /// gap, neither build fits, and neither is clearly nearer).
+    #[test]
+    fn a_strict_settling_refuses_a_fit_by_a_hair() {
+        // 100 batches of 1,000 keys, 10 kB of keys under quantum 8, 10.4 kB
+        // under 16, no noise (no standard error): after 32, the keys of
+        // the whole file predicted exactly.
+        let flat = |_: u64| sums(1.0e4, 1.04e4, 1000);
+        let (tables, slack) = keyspace_tables(&profile(), 100_000, 0);
+        let fixed = (tables + BASELINE) as f64;
+        let decides_16 = |used: u64| {
+            let e = Evidence {
+                used_mem: used,
+                predicted_q8: 1.0e6 + fixed,
+                predicted_q16: 1.04e6 + fixed,
+                rehash_slack: slack as f64,
+                sampling_sd: 0.0,
+            }
+            .decide();
+            e.quantum == 16 && e.basis == Basis::UsedMem
+        };
+        // The highest used-mem only quantum 16 fits (from the first found
+        // in steps of 1 kB above its prediction), by bisection.
+        let p16 = (1.04e6 + fixed) as u64;
+        let mut fits = (0..10_000u64)
+            .map(|k| p16 + 1000 * k)
+            .find(|&u| decides_16(u))
+            .expect("a used-mem only quantum 16 fits"); // ok: unit test
+        let mut not = p16 + 10_000_000;
+        assert!(!decides_16(not));
+        while not - fits > 1 {
+            let mid = (fits + not) / 2;
+            if decides_16(mid) {
+                fits = mid;
+            } else {
+                not = mid;
+            }
+        }
+        let used = fits - 1000;
+        let settle = |strict: bool| {
+            let early = EarlyEvidence::new(used, &profile(), 100 * 1000);
+            let mut early = if strict { early.strict() } else { early };
+            (0..100u64).find_map(|i| early.add(i, 1000, flat(i)).map(|c| (i, c.quantum)))
+        };
+        assert_eq!(settle(false), Some((31, 16)));
+        assert_eq!(settle(true), None);
+    }
+
+    /// A strict settling scales the batches' sums over every key where it
+    /// has them: a sample that scatters each batch by half its sums (up,
+    /// then down) settles nothing after 32 batches, the same batches with
+    /// their keys' own sums settle there.
+    #[test]
+    fn a_strict_settling_scales_the_sums_over_every_key() {
+        let scattered = |i: u64, exact: bool| {
+            let clean = batch(i);
+            let by = if i.is_multiple_of(2) { 1.5 } else { 0.5 };
+            BatchEvidence {
+                q8: clean.q8 * by,
+                q16: clean.q16 * by,
+                exact: exact.then_some((clean.q8, clean.q16)),
+                ..clean
+            }
+        };
+        let settle = |exact: bool| {
+            let mut early = EarlyEvidence::new(used_mem(), &profile(), 1000 * 1_000_000).strict();
+            (0..32u64).find_map(|i| {
+                early
+                    .add(i, 1_000_000, scattered(i, exact))
+                    .map(|c| (i, c.quantum))
+            })
+        };
+        assert_eq!(settle(false), None);
+        assert_eq!(settle(true), Some((31, 16)));
     }
 
     #[test]

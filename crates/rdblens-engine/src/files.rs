@@ -23,16 +23,25 @@ pub enum Input {
     /// given back behind the walk.
     Mapped(RdbFile),
     /// Bytes read once, as they arrive: standard input, a FIFO, a
-    /// decompressor, a socket. Its size is known at its end.
-    Stream(Box<dyn std::io::Read + Send>),
+    /// decompressor, a socket, an object in a store.
+    Stream {
+        /// The bytes, from the magic on.
+        source: Box<dyn std::io::Read + Send>,
+        /// The dump's length in bytes when declared before it is read (an
+        /// object's `Content-Length`, a replication body's `$<len>`; never
+        /// a compressed file's size): the stream then settles the
+        /// allocator build as a mapped file does. Else known at its end.
+        size: Option<u64>,
+    },
 }
 
 impl Input {
-    /// Its size, when known before it is read.
+    /// A mapped file's size, for the order files are taken in and the
+    /// progress bar they share (a stream shows its own).
     pub fn size(&self) -> Option<u64> {
         match self {
             Input::Mapped(file) => Some(file.len() as u64),
-            Input::Stream(_) => None,
+            Input::Stream { .. } => None,
         }
     }
 
@@ -40,7 +49,7 @@ impl Input {
     pub fn analyze(self, name: &str, opts: &Options) -> Result<rdblens_summary::Summary, AnalysisError> {
         match self {
             Input::Mapped(file) => analyze_file(&file, name, opts),
-            Input::Stream(mut source) => analyze_stream(&mut *source, name, opts),
+            Input::Stream { mut source, size } => analyze_stream(&mut *source, size, name, opts),
         }
     }
 }

@@ -241,12 +241,14 @@ pub(crate) fn batch_facts_both(
                 let mut measure = Measure::for_entry(entry);
                 if let Ok((a8, a16)) = e8.estimate_pair_with(&e16, entry, scratch, &mut measure) {
                     sums.add(p, &a8, &a16);
+                    sums.add_exact(1.0 / p, &a8, &a16);
                 }
             }
             continue;
         }
         match key_facts_both(entry, key, &e8, &e16, scratch) {
             Ok((facts, [a8, a16])) => {
+                sums.add_exact(1.0, &a8, &a16);
                 if let Some(p) = taken {
                     sums.add(p, &a8, &a16);
                 }
@@ -261,6 +263,71 @@ pub(crate) fn batch_facts_both(
                 each(0, Err(&d));
                 each(1, Err(&d));
             }
+        }
+    }
+}
+
+/// [`batch_facts_both`] once the stream has settled the build (`quantum`)
+/// from its first part (`crate::streaming`): every key still counts toward
+/// the evidence, summed for both builds to be compared at the end, but
+/// each key `filter` admits is folded for the settled build only (one
+/// estimate and one fold instead of two; the other build's estimate only
+/// for the sampled keys).
+#[allow(clippy::too_many_arguments)] // the hot loop's state, passed once per batch
+pub(crate) fn batch_facts_settled(
+    header_counts: bool,
+    scratch: &mut Scratch,
+    key_buf: &mut Vec<u8>,
+    d: &Deferred,
+    quantum: u64,
+    filter: &KeyFilter,
+    now_ms: i64,
+    batch: &[Record<'_>],
+    sums: &mut Sums,
+    mut each: impl FnMut(Result<&KeyFacts<'_>, Damage>),
+) {
+    let q16 = quantum == 16;
+    let (mine, other) = if q16 { (&d.q16, &d.q8) } else { (&d.q8, &d.q16) };
+    let mine = Estimator::new(mine).counting_by_header(header_counts);
+    let other = Estimator::new(other).counting_by_header(header_counts);
+    let (e8, e16) = if q16 { (&other, &mine) } else { (&mine, &other) };
+    for entry in entries(batch) {
+        sums.count(entry);
+        let admitted = filter.admits_entry(entry);
+        let key: &[u8] = match entry.key {
+            RdbString::Raw(k) => k,
+            other => match other.bytes_in(key_buf, entry.offset) {
+                Ok(k) => k,
+                Err(e) if admitted => {
+                    each(Err(damage(&e)));
+                    continue;
+                }
+                Err(_) => continue,
+            },
+        };
+        let taken = d.sampler.takes(entry, key);
+        if !(admitted && filter.admits_key(key)) {
+            // Left out by the filter, but in the evidence all the same.
+            if let Some(p) = taken {
+                let mut measure = Measure::for_entry(entry);
+                if let Ok((a8, a16)) = e8.estimate_pair_with(e16, entry, scratch, &mut measure) {
+                    sums.add(p, &a8, &a16);
+                }
+            }
+            continue;
+        }
+        let facts = match taken {
+            Some(p) => key_facts_pair(entry, key, &mine, &other, scratch).map(|(facts, mine, theirs)| {
+                let (a8, a16) = if q16 { (theirs, mine) } else { (mine, theirs) };
+                sums.add(p, &a8, &a16);
+                facts
+            }),
+            None => key_facts(entry, key, &mine, scratch),
+        };
+        match facts {
+            Ok(facts) if !filter.admits_facts(&facts, now_ms) => {}
+            Ok(facts) => each(Ok(&facts)),
+            Err(e) => each(Err(damage(&e))),
         }
     }
 }

@@ -14,18 +14,17 @@
 //!
 //! Where the mapped file's pass reads bytes again (the allocator
 //! evidence's catch-up, `crate::mainpass`), a stream cannot: until the
-//! whole file's evidence decides the allocator build, every key is folded
-//! for both builds from one decoding ([`batch_facts_both`]), and the
-//! build that loses is dropped at the end. It cannot settle the build
-//! early either, as the mapped file's pass does: the whole file's
-//! prediction scales the keys walked so far by the file's size, which a
-//! stream learns only at its end. The report is the mapped file's, byte
-//! for byte; the price is the second estimate and fold of each key when
-//! the build needs evidence.
+//! evidence settles the allocator build ([`Settle`]: the batches so far
+//! scaled by the declared size, or by the keys the dump announces), every
+//! key is folded for both builds from one decoding ([`batch_facts_both`]);
+//! from there, for the settled build alone ([`batch_facts_settled`]). The
+//! whole dump's evidence decides at the end, as on the file; the strict
+//! settling makes it the settled build all but always, and the report is
+//! then the mapped file's, byte for byte ([`settled_elsewhere`] when not).
 //!
 //! The evidence samples keys on a dump of `Options::sample_evidence_from`
 //! bytes or more and estimates every key on a smaller one; a stream's
-//! size is known only at its end. So the chunks within that many bytes
+//! size, unless declared, is known only at its end. So the chunks within that many bytes
 //! are held as they came ([`Hold`]), only their evidence summed: a stream
 //! that ends there is analysed in memory as a file of its size is
 //! (`crate::mainpass::analyze_bytes`), and a longer one folds them once
@@ -35,16 +34,21 @@
 //! chunk, not after that many bytes.
 
 use std::io::{self, Read};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use rayon::iter::{IntoParallelIterator, ParallelIterator};
 use rdblens_parser::{ChecksumStatus, Crc64Digest, ErrorKind, Rdb, Record, Scratch};
 
 use crate::allocator::{Known, Sums};
+use crate::early::EarlyEvidence;
 use crate::error::{guarded, AnalysisError};
 use crate::mainpass::summary_of;
-use crate::pipeline::{batch_evidence, batch_facts, batch_facts_both, prepare, AllocatorPass, Prepared};
+use crate::pipeline::{
+    batch_evidence, batch_facts, batch_facts_both, batch_facts_settled, batch_span, prepare, AllocatorPass,
+    Prepared,
+};
 use crate::walker::{KnownLens, WalkOutcome};
+use rdblens_memory::allocator::Choice;
 use rdblens_summary::Options;
 use rdblens_summary::{Checksum, ChecksumMismatch, KeyStats, Summary};
 
@@ -58,20 +62,38 @@ const KEEP_CAPACITY: usize = 2 * CHUNK_BYTES;
 /// Read before the aux fields are looked for (they are the first records).
 const HEAD_BYTES: usize = 64 << 10;
 
-/// Analyses the dump `source` gives, read once as it arrives. A read error
-/// ends the stream there (the walk then says where the dump stops short).
+/// Analyses the dump `source` gives, read once as it arrives; `size` is
+/// its length when declared before it is read (an object's
+/// `Content-Length`, a replication body's `$<len>`), trusted for the
+/// evidence's sample and the early settling of the allocator build. A read
+/// error ends the stream there (the walk then says where the dump stops
+/// short).
 pub fn analyze_stream(
     source: &mut (dyn Read + Send),
+    size: Option<u64>,
     path: &str,
     opts: &Options,
 ) -> Result<Summary, AnalysisError> {
-    guarded(|| analyze(source, path, opts, CHUNK_BYTES))
+    guarded(|| analyze_sized(source, size, path, opts, CHUNK_BYTES))
 }
 
-/// [`analyze_stream`] with chunks of `chunk_bytes` (tests cut records
-/// at every kind of place with small ones).
+/// [`analyze_stream`] of a stream of unknown size with chunks of
+/// `chunk_bytes` (tests cut records at every kind of place with small
+/// ones).
+#[cfg(test)]
 fn analyze(
     source: &mut (dyn Read + Send),
+    path: &str,
+    opts: &Options,
+    chunk_bytes: usize,
+) -> Result<Summary, AnalysisError> {
+    analyze_sized(source, None, path, opts, chunk_bytes)
+}
+
+/// [`analyze_stream`] with chunks of `chunk_bytes`.
+fn analyze_sized(
+    source: &mut (dyn Read + Send),
+    size: Option<u64>,
     path: &str,
     opts: &Options,
     chunk_bytes: usize,
@@ -91,9 +113,13 @@ fn analyze(
     let magic = head[..9].to_vec();
     let mut crc = Crc64Digest::new();
     crc.update(&magic);
-    let hold = p.deferred.as_ref().map(|_| Hold {
-        below: opts.sample_evidence_from as u64,
-    });
+    // A declared size tells the sample from the start: nothing to hold
+    // when it is a sampled dump's.
+    let below = opts.sample_evidence_from as u64;
+    let sampled = size.is_some_and(|size| size >= below);
+    let hold = p.deferred.as_ref().filter(|_| !sampled).map(|_| Hold { below });
+    let small = hold.as_ref().map_or(0, |h| h.below);
+    let settle = Settle::new(&p, opts, size, below);
     let walker = Mutex::new(ChunkWalker {
         format: p.rdb,
         feed,
@@ -115,12 +141,11 @@ fn analyze(
         held: Mutex::new(Vec::new()),
         known: Mutex::new(Known::from_size(opts.known_values_from)),
     };
-    let workers = run(&p, opts, &walker, &shared);
+    let workers = run(&p, opts, &walker, &shared, &settle);
     let walker = walker
         .into_inner()
         .map_err(|_| AnalysisError::Internal("a worker panicked walking the stream".into()))?;
-    let small = p.deferred.as_ref().map(|_| opts.sample_evidence_from as u64);
-    let (outcome, size, read_error, rest) = walker.finish_keeping(small.unwrap_or(0));
+    let (outcome, size, read_error, rest) = walker.finish_keeping(small);
     // A poisoned lock: a worker panicked, which ended the pass.
     let poisoned = || AnalysisError::Internal("a worker panicked folding the stream".into());
     let mut held = shared.held.into_inner().map_err(|_| poisoned())?;
@@ -146,9 +171,18 @@ fn analyze(
         evidence = evidence.merge(w.evidence);
     }
     let mut p = p;
+    let mut settled_apart = None;
     let build = match p.deferred.take() {
         Some(d) => {
             let choice = evidence.decide(&p.profile, d.used_mem);
+            let choice = match settle.settled.into_inner() {
+                Some(settled) if settled.quantum != choice.quantum => {
+                    let (kept, warning) = settled_elsewhere(settled, choice);
+                    settled_apart = Some(warning);
+                    kept
+                }
+                _ => choice,
+            };
             p.profile.quantum = choice.quantum;
             p.allocator = choice;
             let build = usize::from(p.profile.quantum == 16);
@@ -168,8 +202,110 @@ fn analyze(
         stats.merge(part);
     }
     let mut summary = summary_of(path, p, stats, outcome, opts, Some(size));
+    if let (Some(warning), Some(file)) = (settled_apart, summary.files.first_mut()) {
+        file.warnings.push(warning);
+    }
     warn_of(&mut summary, read_error, size);
     Ok(summary)
+}
+
+/// The choice a stream keeps when the build it settled from its first part
+/// (`settled`) is not the one the whole dump's evidence picks (`whole`):
+/// the settled one, whose figures it folded alone, and a warning naming
+/// both and where it settled. The 3-standard-error margins make this all
+/// but impossible; a database announced after the settling is the likelier
+/// cause (docs/streaming.md).
+fn settled_elsewhere(settled: Choice, whole: Choice) -> (Choice, String) {
+    let (s, w) = (settled.quantum, whole.quantum);
+    let warning = format!(
+        "the stream settled the allocator build on quantum {s} ({}) from its first part ({}), and \
+         estimated the keys after that for that build alone; the whole dump's evidence picks quantum {w} \
+         ({}: {}). The figures assume quantum {s}; the same dump as a file is reported for quantum {w} \
+         (pass --jemalloc-quantum {w} to have those figures from the stream)",
+        settled.allocator(),
+        settled.reason,
+        whole.allocator(),
+        whole.reason,
+    );
+    let kept = Choice {
+        reason: format!(
+            "{} (settled from the stream's first part; the whole dump's evidence picks quantum {w})",
+            settled.reason
+        ),
+        predicted: whole.predicted,
+        ..settled
+    };
+    (kept, warning)
+}
+
+/// The allocator build settled from the stream's first part, as the
+/// mapped file's pass settles it ([`EarlyEvidence`]): the batches'
+/// evidence in file order, scaled by the declared size (each batch by the
+/// bytes it spans), or else by the keys the dump announces (each batch by
+/// its keys; see `crate::early` for why either is a valid estimator).
+/// Once settled, each key is estimated and folded for that build alone,
+/// and the other build's accumulators are dropped; the evidence of every
+/// key is still summed, and the whole dump's decides at the end.
+///
+/// Where the size is unknown and a database's keys come with no RESIZEDB
+/// before them, the stream does not settle early from there on (it folds
+/// both builds to the end, as it did before it could settle). A database
+/// announced after the settling shows the total it scaled to fell short:
+/// the settling stands (the other build's sums are gone), and only the
+/// end's comparison can tell it was wrong (docs/streaming.md).
+struct Settle {
+    evidence: Option<Mutex<EarlyEvidence>>,
+    /// The declared size, when batches are scaled by bytes.
+    size: Option<u64>,
+    settled: OnceLock<Choice>,
+}
+
+impl Settle {
+    /// For `p`'s stream of `size` bytes if declared, holding the chunks
+    /// within `below` bytes otherwise: no settling when the evidence is not
+    /// summed, or when a declared size is a small dump's (held whole).
+    fn new(p: &Prepared<'_>, opts: &Options, size: Option<u64>, below: u64) -> Settle {
+        let evidence = p
+            .deferred
+            .as_ref()
+            .filter(|_| size.is_none_or(|size| size >= below))
+            .map(|d| {
+                let total = size.unwrap_or(0);
+                Mutex::new(match opts.settle_evidence_after {
+                    Some((batches, q)) => EarlyEvidence::forced(d.used_mem, &p.profile, total, batches, q),
+                    None => EarlyEvidence::new(d.used_mem, &p.profile, total).strict(),
+                })
+            });
+        Settle {
+            evidence,
+            size,
+            settled: OnceLock::new(),
+        }
+    }
+
+    /// The settled build's quantum, once settled.
+    fn build(&self) -> Option<u64> {
+        self.settled.get().map(|c| c.quantum)
+    }
+
+    /// Adds the evidence of batch `index` of `chunk` (its keys `batch`).
+    fn add(&self, chunk: &Chunk, index: usize, batch_entries: usize, batch: &[Record<'_>], sums: &Sums) {
+        let Some(evidence) = &self.evidence else { return };
+        if self.settled.get().is_some() {
+            return;
+        }
+        let seq = chunk.first_key + (index * batch_entries) as u64;
+        let keys = batch.len() as u64;
+        let (weight, total) = match self.size {
+            Some(size) => (batch_span(batch), Some(size)),
+            None => (keys, chunk.announced),
+        };
+        // A poisoned lock: another worker panicked, which ends the pass.
+        let Ok(mut evidence) = evidence.lock() else { return };
+        if let Some(choice) = evidence.add_weighted((seq, seq + keys), weight, total, sums.batch_evidence()) {
+            let _ = self.settled.set(choice);
+        }
+    }
 }
 
 /// The walk says where the dump stops; this says why, when a read failed.
@@ -410,6 +546,12 @@ struct Chunk {
     /// Held while the evidence is summed ([`Hold`]): only its evidence is
     /// summed as it comes, and it is folded once the build is decided.
     held: bool,
+    /// The place of its first key among the dump's keys: its batches'
+    /// numbers in the early evidence ([`Settle`]).
+    first_key: u64,
+    /// The keys the dump announced up to its end, if every database so
+    /// far announced its own ([`crate::walker::Announced`]).
+    announced: Option<u64>,
 }
 
 /// Which chunks are held while the evidence is summed: those that end
@@ -527,6 +669,9 @@ impl ChunkWalker<'_> {
         let mut eof = None;
         let mut ended = false;
         self.lens.clear();
+        // Committed with the counts (a walk that falls short is walked again).
+        let mut announced = self.out.announced.clone();
+        let mut key_db = None;
         while end < self.chunk_bytes {
             match records.next() {
                 None => {
@@ -538,7 +683,12 @@ impl ChunkWalker<'_> {
                         Record::Entry(e) => {
                             counts.0 += 1;
                             self.lens.push((e.offset, e.record_len));
+                            if key_db != Some(e.db) {
+                                key_db = Some(e.db);
+                                announced.key_in(e.db);
+                            }
                         }
+                        Record::ResizeDb { db_size, .. } => announced.resize(records.current_db(), *db_size),
                         Record::Function { .. } | Record::FunctionPreGa { .. } => counts.1 += 1,
                         Record::ModuleAux(_) => counts.2 += 1,
                         Record::Eof(e) => eof = Some((e.offset, e.checksum)),
@@ -573,6 +723,7 @@ impl ChunkWalker<'_> {
         self.out.keys += counts.0;
         self.out.functions += counts.1;
         self.out.module_aux += counts.2;
+        self.out.announced = announced;
         if let Some((offset, stored)) = eof {
             self.checksum(offset, stored);
             self.eof_end = Some(self.base + end as u64);
@@ -621,6 +772,9 @@ impl ChunkWalker<'_> {
         }
         let mut other = spare.unwrap_or_default();
         other.clear();
+        // The walk has counted this chunk's keys.
+        let first_key = self.out.keys - self.lens.len() as u64;
+        let announced = self.out.announced.total();
         let lens: KnownLens = self.lens.drain(..).collect();
         let chunk = if self.pending.len() - end <= len {
             other.extend_from_slice(&self.pending[end..]);
@@ -634,6 +788,8 @@ impl ChunkWalker<'_> {
                 db: self.db,
                 lens,
                 held: false,
+                first_key,
+                announced,
             }
         } else {
             other.extend_from_slice(&self.pending[start..end]);
@@ -645,6 +801,8 @@ impl ChunkWalker<'_> {
                 db: self.db,
                 lens,
                 held: false,
+                first_key,
+                announced,
             }
         };
         self.base += len as u64;
@@ -702,7 +860,13 @@ struct Shared {
 
 /// Every worker takes chunks from `walker` and folds them until the end
 /// (or sums the evidence of a held one and holds it).
-fn run(p: &Prepared<'_>, opts: &Options, walker: &Mutex<ChunkWalker<'_>>, shared: &Shared) -> Vec<Worker> {
+fn run(
+    p: &Prepared<'_>,
+    opts: &Options,
+    walker: &Mutex<ChunkWalker<'_>>,
+    shared: &Shared,
+    settle: &Settle,
+) -> Vec<Worker> {
     let work = || {
         let mut worker = Worker {
             stats: [None, None],
@@ -717,13 +881,13 @@ fn run(p: &Prepared<'_>, opts: &Options, walker: &Mutex<ChunkWalker<'_>>, shared
                 break;
             };
             if chunk.held {
-                worker.evidence_of(p, opts, &chunk, &shared.known);
+                worker.evidence_of(p, opts, &chunk, &shared.known, settle);
                 if let Ok(mut held) = shared.held.lock() {
                     held.push(chunk);
                 }
                 continue;
             }
-            worker.fold_chunk(p, opts, &chunk);
+            worker.fold_chunk(p, opts, &chunk, settle);
             if chunk.bytes.capacity() <= KEEP_CAPACITY {
                 if let Ok(mut s) = shared.spare.lock() {
                     s.push(chunk.bytes);
@@ -823,22 +987,27 @@ impl Worker {
     /// Sums the evidence of a held chunk's keys (every one counted, the
     /// sampled ones estimated for both builds), keeping the big values'
     /// estimates in `known` for the fold after.
-    fn evidence_of(&mut self, p: &Prepared<'_>, opts: &Options, chunk: &Chunk, known: &Mutex<Known>) {
+    fn evidence_of(
+        &mut self,
+        p: &Prepared<'_>,
+        opts: &Options,
+        chunk: &Chunk,
+        known: &Mutex<Known>,
+        settle: &Settle,
+    ) {
         let Some(d) = &p.deferred else { return };
         let batch_entries = opts.batch_entries.max(1);
         let mut batch = Vec::with_capacity(batch_entries);
         let mut records = p.rdb.records_in(&chunk.bytes[chunk.from..], chunk.base, chunk.db);
         let mut cursor = 0;
+        let mut index = 0;
         // Whole records, walked before: an error here is one the walk recorded.
         let mut flush = |batch: &mut Vec<_>| {
-            batch_evidence(
-                &mut self.scratch,
-                &mut self.key_buf,
-                d,
-                batch,
-                &mut self.evidence,
-                known,
-            );
+            let mut sums = Sums::default();
+            batch_evidence(&mut self.scratch, &mut self.key_buf, d, batch, &mut sums, known);
+            settle.add(chunk, index, batch_entries, batch, &sums);
+            self.evidence = std::mem::take(&mut self.evidence).merge(sums);
+            index += 1;
             batch.clear();
         };
         while let Some(Ok(record)) = chunk.lens.next_record(&mut records, &mut cursor) {
@@ -856,10 +1025,11 @@ impl Worker {
 
     /// Walks `chunk` into batches of `opts.batch_entries` keys and folds
     /// each (one vector per chunk, reused batch after batch).
-    fn fold_chunk(&mut self, p: &Prepared<'_>, opts: &Options, chunk: &Chunk) {
+    fn fold_chunk(&mut self, p: &Prepared<'_>, opts: &Options, chunk: &Chunk, settle: &Settle) {
         let batch_entries = opts.batch_entries.max(1);
         let mut batch = Vec::with_capacity(batch_entries);
         let batch = &mut batch;
+        let mut index = 0;
         // With the evidence, every key counts toward it: the filter is the fold's.
         let every_key = p.deferred.is_some();
         // Whole records, walked before: an error here is one the walk recorded.
@@ -870,19 +1040,30 @@ impl Worker {
                 if every_key || opts.filter.admits_entry(e) {
                     batch.push(record);
                     if batch.len() >= batch_entries {
-                        self.fold(p, opts, batch);
+                        self.fold(p, opts, batch, (settle, chunk, index));
+                        index += 1;
                         batch.clear();
                     }
                 }
             }
         }
         if !batch.is_empty() {
-            self.fold(p, opts, batch);
+            self.fold(p, opts, batch, (settle, chunk, index));
             batch.clear();
         }
     }
 
-    fn fold(&mut self, p: &Prepared<'_>, opts: &Options, batch: &[Record<'_>]) {
+    /// Folds `batch`, batch `index` of `chunk`: for the one build decided
+    /// before the stream, else for both builds until `settle` has settled
+    /// one, then for that one alone; either way its evidence goes to
+    /// `settle` and the whole dump's sums.
+    fn fold(
+        &mut self,
+        p: &Prepared<'_>,
+        opts: &Options,
+        batch: &[Record<'_>],
+        (settle, chunk, index): (&Settle, &Chunk, usize),
+    ) {
         let header_counts = !p.accumulators.read_lengths();
         let new_stats = || KeyStats::new(&p.settings).keeping(p.accumulators);
         match &p.deferred {
@@ -905,28 +1086,53 @@ impl Worker {
                 );
             }
             Some(d) => {
-                let [s8, s16] = &mut self.stats;
-                let (s8, s16) = (
-                    s8.get_or_insert_with(new_stats),
-                    s16.get_or_insert_with(new_stats),
-                );
-                batch_facts_both(
-                    header_counts,
-                    &mut self.scratch,
-                    &mut self.key_buf,
-                    d,
-                    &opts.filter,
-                    p.settings.now_ms,
-                    batch,
-                    &mut self.evidence,
-                    |build, r| {
-                        let stats = if build == 0 { &mut *s8 } else { &mut *s16 };
-                        match r {
+                let mut sums = Sums::default();
+                if let Some(quantum) = settle.build() {
+                    let build = usize::from(quantum == 16);
+                    // The other build's figures will never be reported.
+                    self.stats[1 - build] = None;
+                    let stats = self.stats[build].get_or_insert_with(new_stats);
+                    batch_facts_settled(
+                        header_counts,
+                        &mut self.scratch,
+                        &mut self.key_buf,
+                        d,
+                        quantum,
+                        &opts.filter,
+                        p.settings.now_ms,
+                        batch,
+                        &mut sums,
+                        |r| match r {
                             Ok(facts) => stats.add(facts),
-                            Err(d) => stats.add_damage(d.clone()),
-                        }
-                    },
-                );
+                            Err(d) => stats.add_damage(d),
+                        },
+                    );
+                } else {
+                    let [s8, s16] = &mut self.stats;
+                    let (s8, s16) = (
+                        s8.get_or_insert_with(new_stats),
+                        s16.get_or_insert_with(new_stats),
+                    );
+                    batch_facts_both(
+                        header_counts,
+                        &mut self.scratch,
+                        &mut self.key_buf,
+                        d,
+                        &opts.filter,
+                        p.settings.now_ms,
+                        batch,
+                        &mut sums,
+                        |build, r| {
+                            let stats = if build == 0 { &mut *s8 } else { &mut *s16 };
+                            match r {
+                                Ok(facts) => stats.add(facts),
+                                Err(d) => stats.add_damage(d.clone()),
+                            }
+                        },
+                    );
+                }
+                settle.add(chunk, index, opts.batch_entries.max(1), batch, &sums);
+                self.evidence = std::mem::take(&mut self.evidence).merge(sums);
             }
         }
     }

@@ -81,6 +81,44 @@ pub(crate) struct WalkOutcome {
     pub checksum: Option<Checksum>,
     pub checksum_mismatch: Option<ChecksumMismatch>,
     pub error: Option<Error>,
+    /// The keys the dump announced (RESIZEDB) for the databases walked so
+    /// far: what a stream of unknown size scales its early evidence by
+    /// (`crate::streaming`; the mapped walk leaves it empty).
+    pub announced: Announced,
+}
+
+/// The keys announced by RESIZEDB, before each database's keys.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Announced {
+    /// Their sum, over the databases in `dbs`.
+    pub keys: u64,
+    /// The databases announced (the first announcement of each counts).
+    pub dbs: Vec<u64>,
+    /// A database's keys came with no announcement before them: the sum
+    /// is not the dump's.
+    pub unannounced: bool,
+}
+
+impl Announced {
+    /// The keys announced, if every database walked announced its own.
+    pub fn total(&self) -> Option<u64> {
+        (!self.unannounced).then_some(self.keys)
+    }
+
+    /// A RESIZEDB of `db_size` keys for database `db`.
+    pub fn resize(&mut self, db: u64, db_size: u64) {
+        if !self.dbs.contains(&db) {
+            self.dbs.push(db);
+            self.keys = self.keys.saturating_add(db_size);
+        }
+    }
+
+    /// A key of database `db` (called where the database changes).
+    pub fn key_in(&mut self, db: u64) {
+        if !self.dbs.contains(&db) {
+            self.unannounced = true;
+        }
+    }
 }
 
 /// Hashes the file for the trailer checksum a little ahead of the walker.

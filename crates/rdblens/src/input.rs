@@ -189,11 +189,16 @@ enum Raw {
     /// A regular file that is not compressed: mapped.
     Mapped(RdbFile),
     /// Standard input, a pipe, a FIFO (`streamed`), a compressed file or
-    /// an object in a store (`size`: known before it is read).
+    /// an object in a store (`size`: known before it is read, shown by a
+    /// bar), a server's snapshot.
     Stream {
         source: Box<dyn Read + Send>,
         streamed: bool,
         size: Option<u64>,
+        /// The bytes `source` will give, when declared before they are read
+        /// (a file's or object's size, a replication body's `$<len>`):
+        /// the dump's length unless it is compressed.
+        declared: Option<u64>,
     },
 }
 
@@ -201,11 +206,12 @@ fn raw_source(path: &Path, quiet: bool) -> io::Result<Raw> {
     if let Some(url) = object_url(path) {
         return open_object(url);
     }
-    if let Some(source) = crate::live::live_source(path, quiet)? {
+    if let Some((source, declared)) = crate::live::live_source(path, quiet)? {
         return Ok(Raw::Stream {
             source,
             streamed: true,
             size: None,
+            declared,
         });
     }
     if path == Path::new("-") {
@@ -215,6 +221,7 @@ fn raw_source(path: &Path, quiet: bool) -> io::Result<Raw> {
             source,
             streamed: true,
             size: None,
+            declared: None,
         });
     }
     let file = File::open(path)?;
@@ -226,6 +233,7 @@ fn raw_source(path: &Path, quiet: bool) -> io::Result<Raw> {
             source,
             streamed: true,
             size: None,
+            declared: None,
         });
     }
     let mut head = [0u8; 4];
@@ -242,6 +250,7 @@ fn raw_source(path: &Path, quiet: bool) -> io::Result<Raw> {
         source,
         streamed: false,
         size: Some(size),
+        declared: Some(size),
     })
 }
 
@@ -286,6 +295,7 @@ fn open_object(url: &str) -> io::Result<Raw> {
         source: Box::new(reader),
         streamed: true,
         size,
+        declared: size,
     })
 }
 
@@ -319,13 +329,19 @@ pub fn expand_objects(inputs: &[std::path::PathBuf]) -> Result<Vec<std::path::Pa
 /// happens, and what it decompressed to before is analysed.
 pub fn open_source(path: &Path, skip_unknown: bool, quiet: bool) -> Result<rdblens_engine::Input> {
     let name = input_name(path);
-    let (source, size) = match raw_source(path, quiet).with_context(|| format!("{name}: cannot open"))? {
-        Raw::Mapped(map) => {
-            read_header(map.bytes(), skip_unknown).with_context(|| name.clone())?;
-            return Ok(rdblens_engine::Input::Mapped(map));
-        }
-        Raw::Stream { source, size, .. } => (source, size),
-    };
+    let (source, size, declared) =
+        match raw_source(path, quiet).with_context(|| format!("{name}: cannot open"))? {
+            Raw::Mapped(map) => {
+                read_header(map.bytes(), skip_unknown).with_context(|| name.clone())?;
+                return Ok(rdblens_engine::Input::Mapped(map));
+            }
+            Raw::Stream {
+                source,
+                size,
+                declared,
+                ..
+            } => (source, size, declared),
+        };
     let source = match size {
         // A compressed file or an object: a bar over its size, as a
         // mapped file has.
@@ -362,7 +378,11 @@ pub fn open_source(path: &Path, skip_unknown: bool, quiet: bool) -> Result<rdble
         None => name.clone(),
     })?;
     let stream = io::Cursor::new(magic).chain(decoded);
-    Ok(rdblens_engine::Input::Stream(Box::new(stream)))
+    Ok(rdblens_engine::Input::Stream {
+        source: Box::new(stream),
+        // A compressed dump's length is known only at its end.
+        size: declared.filter(|_| compression.is_none()),
+    })
 }
 
 /// A dump opened for one pass in file order (`check`).

@@ -471,3 +471,195 @@ fn the_chunks_within_the_sampling_size_are_held_and_no_others() {
     assert!(chunks[..held].iter().all(|(_, end)| *end <= below));
     assert!(chunks[held..].iter().all(|(held, end)| !held && *end > below));
 }
+
+/// The dumps with a `used-mem` (the evidence decides their build), and the
+/// mapped summary of each with the evidence sampled.
+fn decided_by_evidence() -> Vec<(std::path::PathBuf, Vec<u8>, Summary)> {
+    fixtures()
+        .into_iter()
+        .filter_map(|path| {
+            let data = std::fs::read(&path).expect("fixture"); // ok: unit test
+            let want = mapped(&data, &opts(2, 0));
+            want.files[0]
+                .aux
+                .contains_key("used-mem")
+                .then_some((path, data, want))
+        })
+        .collect()
+}
+
+fn settled_after(batches: u64, quantum: u64) -> Options {
+    Options {
+        settle_evidence_after: Some((batches, quantum)),
+        ..opts(2, 0)
+    }
+}
+
+/// A stream settled on the build the whole dump's evidence picks (forced
+/// after its first 3 batches, in chunks of 61 bytes: many keys after it
+/// are folded for that build alone) gives the mapped summary, byte for
+/// byte.
+#[test]
+fn a_stream_settled_on_the_build_the_dump_shows_gives_the_mapped_summary() {
+    let dumps = decided_by_evidence();
+    assert!(dumps.len() >= 30, "{} dumps", dumps.len());
+    for (path, data, want) in dumps {
+        let quantum = want.files[0].allocator.as_ref().map(|a| a.quantum).unwrap_or(8);
+        let got = streamed(&data, &settled_after(3, quantum), 61);
+        let diff = first_difference(&got, &want);
+        assert!(diff.is_none(), "{}: {diff:?}", path.display());
+    }
+}
+
+/// A stream settled on the other build than the whole dump's evidence
+/// picks (forced) cannot give the mapped summary: it gives the figures of
+/// the build it settled on (those the mapped file gives with that build
+/// as a flag), that build as the assumption, and a warning naming both
+/// builds and where it settled.
+#[test]
+fn a_stream_settled_on_the_other_build_says_so() {
+    // Three batches of 7 keys to settle after.
+    let dumps: Vec<_> = decided_by_evidence()
+        .into_iter()
+        .filter(|(_, _, want)| want.files[0].keys >= 21)
+        .collect();
+    assert!(dumps.len() >= 30, "{} dumps", dumps.len());
+    for (path, data, want) in dumps {
+        let picked = want.files[0].allocator.as_ref().map(|a| a.quantum).unwrap_or(8);
+        let other = if picked == 16 { 8 } else { 16 };
+        let got = streamed(&data, &settled_after(3, other), 61);
+        let flagged = mapped(
+            &data,
+            &Options {
+                quantum: Some(other),
+                ..opts(2, 0)
+            },
+        );
+        let name = path.display();
+        assert_eq!(got.keys, flagged.keys, "{name}: the settled build's figures");
+        let file = &got.files[0];
+        let allocator = file.allocator.as_ref().expect("allocator"); // ok: unit test
+        assert_eq!(allocator.quantum, other, "{name}");
+        let reason = &want.files[0].allocator.as_ref().expect("allocator").reason; // ok: unit test
+        assert!(
+            allocator.reason.ends_with(&format!(
+                "(settled from the stream's first part; the whole dump's evidence picks quantum {picked})"
+            )),
+            "{name}: {}",
+            allocator.reason
+        );
+        let names = |q: u64| {
+            if q == 16 {
+                "system jemalloc"
+            } else {
+                "bundled jemalloc"
+            }
+        };
+        let warning = format!(
+            "the stream settled the allocator build on quantum {other} ({}) from its first part (settled after 3 \
+             batches by a test), and estimated the keys after that for that build alone; the whole dump's evidence \
+             picks quantum {picked} ({}: {reason}). The figures assume quantum {other}; the same dump as a file is \
+             reported for quantum {picked} (pass --jemalloc-quantum {picked} to have those figures from the stream)",
+            names(other),
+            names(picked),
+        );
+        assert_eq!(file.warnings, vec![warning], "{name}");
+    }
+}
+
+/// A stream whose size is declared before it is read (an object, a
+/// replication body) takes the evidence's sample from it: at or above the
+/// sampling size nothing is held and it settles by bytes; below, it is
+/// held and analysed as a file of that size. Either way, the mapped
+/// summary, settled early or not.
+#[test]
+fn a_stream_of_declared_size_gives_the_mapped_summary() {
+    let dumps = decided_by_evidence();
+    for (path, data, _) in dumps {
+        let len = data.len();
+        for (sample_from, settle) in [
+            (len, None),
+            (len + 1, None),
+            (0, None),
+            (0, Some(16)),
+            (0, Some(8)),
+        ] {
+            let opts = Options {
+                settle_evidence_after: settle.map(|q| (2, q)),
+                ..opts(2, sample_from)
+            };
+            let plain = Options {
+                settle_evidence_after: None,
+                ..opts.clone()
+            };
+            let want = mapped(&data, &plain);
+            let picked = want.files[0].allocator.as_ref().map(|a| a.quantum);
+            if settle.is_some() && settle != picked {
+                continue;
+            }
+            let mut source: &[u8] = &data;
+            let got = analyze_sized(&mut source, Some(len as u64), "dump", &opts, 61).expect("streamed"); // ok: unit test
+            let diff = first_difference(&got, &want);
+            assert!(diff.is_none(), "{}: from {sample_from}: {diff:?}", path.display());
+        }
+    }
+}
+
+/// The keys a stream scales by are those the dump announces, as far as
+/// the chunk goes: a fixture with three databases (207, 7 and 2 keys
+/// announced) walked in chunks of 512 bytes; a dump whose keys come with
+/// no RESIZEDB before them (as before RDB 7) announces nothing to scale by.
+#[test]
+fn chunks_carry_the_keys_announced_so_far() {
+    let announced = |data: &[u8]| {
+        let rdb = Rdb::new(&data[..11]).expect("header"); // ok: unit test
+        let mut source: &[u8] = &data[9..];
+        let mut walker = ChunkWalker {
+            format: rdb,
+            feed: Feed {
+                source: &mut source,
+                read: 9,
+                ended: false,
+                error: None,
+                progress: None,
+            },
+            pending: Vec::new(),
+            start: 0,
+            base: 9,
+            db: 0,
+            crc: Crc64Digest::new(),
+            out: WalkOutcome::default(),
+            lens: Vec::new(),
+            checksum_status: None,
+            eof_end: None,
+            done: false,
+            chunk_bytes: 512,
+            hold: None,
+        };
+        let mut seen = Vec::new();
+        let mut keys = 0;
+        while let Some(chunk) = walker.next_chunk(None) {
+            assert_eq!(chunk.first_key, keys, "numbered by the keys before it");
+            keys += chunk.lens.len() as u64;
+            if seen.last() != Some(&chunk.announced) {
+                seen.push(chunk.announced);
+            }
+        }
+        seen
+    };
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fixtures/rdb/redis-7.0.15-debian/lfu.rdb"
+    );
+    let data = std::fs::read(path).expect("fixture"); // ok: unit test
+    assert_eq!(announced(&data), vec![Some(207), Some(214), Some(216)]);
+    // SELECTDB 0, then a string key "k" = "v": with RESIZEDB 1 0 before it, and without.
+    let dump = |resize: &[u8]| {
+        let mut d = b"REDIS0009\xfe\x00".to_vec();
+        d.extend_from_slice(resize);
+        d.extend_from_slice(b"\x00\x01k\x01v\xff\0\0\0\0\0\0\0\0");
+        d
+    };
+    assert_eq!(announced(&dump(b"\xfb\x01\x00")), vec![Some(1)]);
+    assert_eq!(announced(&dump(b"")), vec![None]);
+}

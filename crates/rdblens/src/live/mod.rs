@@ -144,10 +144,14 @@ pub fn is_url(path: &Path) -> bool {
     path.to_str().is_some_and(rdblens_live::is_server_url)
 }
 
+/// A server's snapshot as a stream, and its length when declared.
+pub type LiveSource = (Box<dyn Read + Send>, Option<u64>);
+
 /// The snapshot of the server `path` names, if it is a server URL: asked
 /// for by the replication handshake (after the user's go-ahead on a
-/// primary), with `--save`'s copy made as it is read.
-pub fn live_source(path: &Path, quiet: bool) -> io::Result<Option<Box<dyn Read + Send>>> {
+/// primary), with `--save`'s copy made as it is read; and its length when
+/// the server declared it (a disk-based body's `$<len>`).
+pub fn live_source(path: &Path, quiet: bool) -> io::Result<Option<LiveSource>> {
     if !is_url(path) {
         return Ok(None);
     }
@@ -166,11 +170,15 @@ pub fn live_source(path: &Path, quiet: bool) -> io::Result<Option<Box<dyn Read +
         LiveError::NotConfirmed(why) => io::Error::other(NotConfirmed(why)),
         other => other.into_io(),
     })?;
+    let length = match &body {
+        Body::Snapshot(s) => s.transfer.length,
+        Body::Walk(_) => None,
+    };
     let source: Box<dyn Read + Send> = match &settings.save {
         Some(save) => Box::new(Saving::new(body, save, name)?),
         None => Box::new(Watched(body, name)),
     };
-    Ok(Some(source))
+    Ok(Some((source, length)))
 }
 
 /// What a server URL gives: a snapshot, or a DUMP walk's stream.
