@@ -197,6 +197,59 @@ pub(crate) fn batch_evidence(
     }
 }
 
+/// What a stream's fold sums every key's evidence with: the deferred
+/// choice, an estimator per build, and whether the exact sums (the
+/// unsettled fold's, `Sums::add_exact`) take the keys the filters leave out.
+struct StreamEvidence<'e, 'p> {
+    d: &'e Deferred,
+    e8: &'e Estimator<'p>,
+    e16: &'e Estimator<'p>,
+    exact: bool,
+}
+
+/// A key the filters admit: its name and its odds in the evidence's
+/// sample (`None`: not sampled).
+type AdmittedKey<'k> = (&'k [u8], Option<f64>);
+
+/// The part the two stream folds share of each key: counted in the
+/// evidence, its name read (the damage that stopped reading it, for a key
+/// the entry filter admits), and its sampling odds. `None` for a key the
+/// filters leave out, whose sampled evidence is summed all the same.
+#[inline]
+fn stream_key<'k>(
+    entry: &Entry<'k>,
+    key_buf: &'k mut Vec<u8>,
+    filter: &KeyFilter,
+    ev: &StreamEvidence<'_, '_>,
+    scratch: &mut Scratch,
+    sums: &mut Sums,
+) -> Option<Result<AdmittedKey<'k>, Damage>> {
+    sums.count(entry);
+    let admitted = filter.admits_entry(entry);
+    let key: &[u8] = match entry.key {
+        RdbString::Raw(k) => k,
+        other => match other.bytes_in(key_buf, entry.offset) {
+            Ok(k) => k,
+            Err(e) => return admitted.then(|| Err(damage(&e))),
+        },
+    };
+    let taken = ev.d.sampler.takes(entry, key);
+    if admitted && filter.admits_key(key) {
+        return Some(Ok((key, taken)));
+    }
+    // Left out by the filter, but in the evidence all the same.
+    if let Some(p) = taken {
+        let mut measure = Measure::for_entry(entry);
+        if let Ok((a8, a16)) = ev.e8.estimate_pair_with(ev.e16, entry, scratch, &mut measure) {
+            sums.add(p, &a8, &a16);
+            if ev.exact {
+                sums.add_exact(1.0 / p, &a8, &a16);
+            }
+        }
+    }
+    None
+}
+
 /// Decodes a batch of a stream for both allocator builds while the
 /// evidence between them is summed (`crate::streaming`): every key counts
 /// toward the evidence (sampled keys estimated for both builds, as the
@@ -218,34 +271,22 @@ pub(crate) fn batch_facts_both(
 ) {
     let e8 = Estimator::new(&d.q8).counting_by_header(header_counts);
     let e16 = Estimator::new(&d.q16).counting_by_header(header_counts);
+    let evidence = StreamEvidence {
+        d,
+        e8: &e8,
+        e16: &e16,
+        exact: true,
+    };
     for entry in entries(batch) {
-        sums.count(entry);
-        let admitted = filter.admits_entry(entry);
-        let key: &[u8] = match entry.key {
-            RdbString::Raw(k) => k,
-            other => match other.bytes_in(key_buf, entry.offset) {
-                Ok(k) => k,
-                Err(e) if admitted => {
-                    let d = damage(&e);
-                    each(0, Err(&d));
-                    each(1, Err(&d));
-                    continue;
-                }
-                Err(_) => continue,
-            },
-        };
-        let taken = d.sampler.takes(entry, key);
-        if !(admitted && filter.admits_key(key)) {
-            // Left out by the filter, but in the evidence all the same.
-            if let Some(p) = taken {
-                let mut measure = Measure::for_entry(entry);
-                if let Ok((a8, a16)) = e8.estimate_pair_with(&e16, entry, scratch, &mut measure) {
-                    sums.add(p, &a8, &a16);
-                    sums.add_exact(1.0 / p, &a8, &a16);
-                }
+        let (key, taken) = match stream_key(entry, key_buf, filter, &evidence, scratch, sums) {
+            Some(Ok(admitted)) => admitted,
+            Some(Err(d)) => {
+                each(0, Err(&d));
+                each(1, Err(&d));
+                continue;
             }
-            continue;
-        }
+            None => continue,
+        };
         match key_facts_both(entry, key, &e8, &e16, scratch) {
             Ok((facts, [a8, a16])) => {
                 sums.add_exact(1.0, &a8, &a16);
@@ -291,31 +332,21 @@ pub(crate) fn batch_facts_settled(
     let mine = Estimator::new(mine).counting_by_header(header_counts);
     let other = Estimator::new(other).counting_by_header(header_counts);
     let (e8, e16) = if q16 { (&other, &mine) } else { (&mine, &other) };
+    let evidence = StreamEvidence {
+        d,
+        e8,
+        e16,
+        exact: false,
+    };
     for entry in entries(batch) {
-        sums.count(entry);
-        let admitted = filter.admits_entry(entry);
-        let key: &[u8] = match entry.key {
-            RdbString::Raw(k) => k,
-            other => match other.bytes_in(key_buf, entry.offset) {
-                Ok(k) => k,
-                Err(e) if admitted => {
-                    each(Err(damage(&e)));
-                    continue;
-                }
-                Err(_) => continue,
-            },
-        };
-        let taken = d.sampler.takes(entry, key);
-        if !(admitted && filter.admits_key(key)) {
-            // Left out by the filter, but in the evidence all the same.
-            if let Some(p) = taken {
-                let mut measure = Measure::for_entry(entry);
-                if let Ok((a8, a16)) = e8.estimate_pair_with(e16, entry, scratch, &mut measure) {
-                    sums.add(p, &a8, &a16);
-                }
+        let (key, taken) = match stream_key(entry, key_buf, filter, &evidence, scratch, sums) {
+            Some(Ok(admitted)) => admitted,
+            Some(Err(d)) => {
+                each(Err(d));
+                continue;
             }
-            continue;
-        }
+            None => continue,
+        };
         let facts = match taken {
             Some(p) => key_facts_pair(entry, key, &mine, &other, scratch).map(|(facts, mine, theirs)| {
                 let (a8, a16) = if q16 { (theirs, mine) } else { (mine, theirs) };

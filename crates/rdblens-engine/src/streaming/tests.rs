@@ -4,6 +4,38 @@
 
 use super::*;
 
+/// A chunk walker over `source`, the bytes of a dump after its 9-byte
+/// magic, in chunks of `chunk_bytes`, holding what `hold` says.
+fn walker_after_magic<'s>(
+    format: Rdb<'s>,
+    source: &'s mut (dyn Read + Send),
+    chunk_bytes: usize,
+    hold: Option<Hold>,
+) -> ChunkWalker<'s> {
+    ChunkWalker {
+        format,
+        feed: Feed {
+            source,
+            read: 9,
+            ended: false,
+            error: None,
+            progress: None,
+        },
+        pending: Vec::new(),
+        start: 0,
+        base: 9,
+        db: 0,
+        crc: Crc64Digest::new(),
+        out: WalkOutcome::default(),
+        lens: Vec::new(),
+        checksum_status: None,
+        eof_end: None,
+        done: false,
+        chunk_bytes,
+        hold,
+    }
+}
+
 /// Every dump under fixtures/rdb, by path.
 fn fixtures() -> Vec<std::path::PathBuf> {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/rdb");
@@ -188,28 +220,7 @@ fn buffers_are_reused_not_accumulated() {
     };
     let rdb = Rdb::new(&header).expect("header"); // ok: unit test
     let mut source: &[u8] = &data[9..];
-    let mut walker = ChunkWalker {
-        format: rdb,
-        feed: Feed {
-            source: &mut source,
-            read: 9,
-            ended: false,
-            error: None,
-            progress: None,
-        },
-        pending: Vec::new(),
-        start: 0,
-        base: 9,
-        db: 0,
-        crc: Crc64Digest::new(),
-        out: WalkOutcome::default(),
-        lens: Vec::new(),
-        checksum_status: None,
-        eof_end: None,
-        done: false,
-        chunk_bytes: 512,
-        hold: None,
-    };
+    let mut walker = walker_after_magic(rdb, &mut source, 512, None);
     walker.crc.update(&data[..9]);
     let mut spare: Option<Vec<u8>> = None;
     let (mut chunks, mut pointers) = (0, std::collections::BTreeSet::new());
@@ -244,28 +255,7 @@ fn a_giant_record_grows_the_buffer_by_what_it_lacks() {
     let header = data[..11].to_vec();
     let rdb = Rdb::new(&header).expect("header"); // ok: unit test
     let mut source: &[u8] = &data[9..];
-    let mut walker = ChunkWalker {
-        format: rdb,
-        feed: Feed {
-            source: &mut source,
-            read: 9,
-            ended: false,
-            error: None,
-            progress: None,
-        },
-        pending: Vec::new(),
-        start: 0,
-        base: 9,
-        db: 0,
-        crc: Crc64Digest::new(),
-        out: WalkOutcome::default(),
-        lens: Vec::new(),
-        checksum_status: None,
-        eof_end: None,
-        done: false,
-        chunk_bytes: 4096,
-        hold: None,
-    };
+    let mut walker = walker_after_magic(rdb, &mut source, 4096, None);
     let mut largest = 0;
     let mut chunks = 0;
     while let Some(chunk) = walker.next_chunk(None) {
@@ -435,28 +425,7 @@ fn the_chunks_within_the_sampling_size_are_held_and_no_others() {
     let below = (data.len() / 2) as u64;
     let rdb = Rdb::new(&data[..11]).expect("header"); // ok: unit test
     let mut source: &[u8] = &data[9..];
-    let mut walker = ChunkWalker {
-        format: rdb,
-        feed: Feed {
-            source: &mut source,
-            read: 9,
-            ended: false,
-            error: None,
-            progress: None,
-        },
-        pending: Vec::new(),
-        start: 0,
-        base: 9,
-        db: 0,
-        crc: Crc64Digest::new(),
-        out: WalkOutcome::default(),
-        lens: Vec::new(),
-        checksum_status: None,
-        eof_end: None,
-        done: false,
-        chunk_bytes: 512,
-        hold: Some(Hold { below }),
-    };
+    let mut walker = walker_after_magic(rdb, &mut source, 512, Some(Hold { below }));
     let mut chunks = Vec::new();
     while let Some(chunk) = walker.next_chunk(None) {
         let end = chunk.base + (chunk.bytes.len() - chunk.from) as u64;
@@ -614,28 +583,7 @@ fn chunks_carry_the_keys_announced_so_far() {
     let announced = |data: &[u8]| {
         let rdb = Rdb::new(&data[..11]).expect("header"); // ok: unit test
         let mut source: &[u8] = &data[9..];
-        let mut walker = ChunkWalker {
-            format: rdb,
-            feed: Feed {
-                source: &mut source,
-                read: 9,
-                ended: false,
-                error: None,
-                progress: None,
-            },
-            pending: Vec::new(),
-            start: 0,
-            base: 9,
-            db: 0,
-            crc: Crc64Digest::new(),
-            out: WalkOutcome::default(),
-            lens: Vec::new(),
-            checksum_status: None,
-            eof_end: None,
-            done: false,
-            chunk_bytes: 512,
-            hold: None,
-        };
+        let mut walker = walker_after_magic(rdb, &mut source, 512, None);
         let mut seen = Vec::new();
         let mut keys = 0;
         while let Some(chunk) = walker.next_chunk(None) {
