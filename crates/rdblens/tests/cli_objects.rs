@@ -652,30 +652,49 @@ fn an_object_of_more_than_two_parts_can_be_read_in_ranged_parts() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("big.rdb"), &dump).unwrap();
     store.put("big.rdb", &dump);
-    let proxy = Proxy::start(store.port, Fault::CutAfter(usize::MAX));
     let url = format!("s3://{BUCKET}/big.rdb");
-    let (code, json, err) = rdblens_s3_with(
-        dir.path(),
-        proxy.port,
-        SECRET_KEY,
-        &["report", "--format", "json", &url],
-        &[("RDBLENS_OBJECT_PARTS", "4")],
-    );
-    assert_eq!((code, err.as_str()), (0, ""));
     let (_, local) = rdblens_local(dir.path(), &["report", "--format", "json", "big.rdb"]);
-    assert_eq!(json.replace(&url, "big.rdb"), local);
-    let mut ranges: Vec<String> = proxy
-        .seen()
-        .into_iter()
-        .filter(|l| l.starts_with("range:"))
-        .collect();
-    ranges.sort();
-    let mut expected = vec![
+    let parts = [
         format!("range: bytes={}-{}", PART, 2 * PART - 1),
         format!("range: bytes={}-{}", 2 * PART, size - 1),
     ];
+    // The ranges asked for through a proxy breaking the first connection
+    // as `fault` says, sorted; the report must be the local file's.
+    let ranges_through = |fault: Fault| {
+        let proxy = Proxy::start(store.port, fault);
+        let (code, json, err) = rdblens_s3_with(
+            dir.path(),
+            proxy.port,
+            SECRET_KEY,
+            &["report", "--format", "json", &url],
+            &[("RDBLENS_OBJECT_PARTS", "4")],
+        );
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(json.replace(&url, "big.rdb"), local);
+        let mut ranges: Vec<String> = proxy
+            .seen()
+            .into_iter()
+            .filter(|l| l.starts_with("range:"))
+            .collect();
+        ranges.sort();
+        (ranges, proxy)
+    };
+    let (ranges, _) = ranges_through(Fault::CutAfter(usize::MAX));
+    let mut expected = parts.to_vec();
     expected.sort();
     assert_eq!(ranges, expected);
+    // The first GET cut inside the first part: resumed from the byte after
+    // the last one received, then the parts as before.
+    let cut = 300_000;
+    let (ranges, proxy) = ranges_through(Fault::CutAfter(cut));
+    let received = cut - proxy.first_head.lock().unwrap().unwrap();
+    let resumed: Vec<&String> = ranges.iter().filter(|r| !parts.contains(r)).collect();
+    assert_eq!(resumed.len(), 1, "{ranges:?}");
+    assert!(
+        resumed[0].starts_with(&format!("range: bytes={received}-")),
+        "{ranges:?} {received}"
+    );
+    assert!(parts.iter().all(|p| ranges.contains(p)), "{ranges:?}");
 }
 
 #[test]
