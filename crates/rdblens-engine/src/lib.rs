@@ -48,4 +48,4 @@ pub use ordered::{
     map_keys_in_order_rewindable, Again, InOrder, KeyItem,
 };
 pub use pipeline::profile_for;
-pub use streaming::{analyze_stream, walk_stream, StreamEnd};
+pub use streaming::{analyze_stream, stream_keys_in_order, stream_needs_evidence, walk_stream, StreamEnd};

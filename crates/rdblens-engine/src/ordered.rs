@@ -377,16 +377,16 @@ where
 /// kernel time of `keys --format csv` on prod-1g from 0.26 to 0.21 s,
 /// and its wall time to 0.97x (paired).
 #[derive(Default)]
-struct SpareBuffers(Mutex<Vec<Vec<u8>>>);
+pub(crate) struct SpareBuffers(Mutex<Vec<Vec<u8>>>);
 
 impl SpareBuffers {
     /// An empty buffer, with the capacity of an earlier batch's if one is spare.
-    fn take(&self) -> Vec<u8> {
+    pub(crate) fn take(&self) -> Vec<u8> {
         self.0.lock().ok().and_then(|mut v| v.pop()).unwrap_or_default()
     }
 
     /// Keeps `bytes` for a later batch, unless `most` are kept already.
-    fn give_back(&self, mut bytes: Vec<u8>, most: usize) {
+    pub(crate) fn give_back(&self, mut bytes: Vec<u8>, most: usize) {
         bytes.clear();
         if let Ok(mut v) = self.0.lock() {
             if v.len() < most {
@@ -401,7 +401,7 @@ impl SpareBuffers {
 /// before batch `n`; it waits here until `n` is taken. Workers wait before
 /// taking a batch more than a window ahead of the consumer, so memory stays
 /// bounded whatever the file size.
-struct InOrderQueue<T> {
+pub(crate) struct InOrderQueue<T> {
     state: Mutex<QueueState<T>>,
     changed: Condvar,
 }
@@ -417,7 +417,7 @@ struct QueueState<T> {
 }
 
 impl<T> InOrderQueue<T> {
-    fn new(workers: usize) -> Self {
+    pub(crate) fn new(workers: usize) -> Self {
         InOrderQueue {
             state: Mutex::new(QueueState {
                 ready: BTreeMap::new(),
@@ -431,7 +431,7 @@ impl<T> InOrderQueue<T> {
 
     /// Whether a worker may take batch `seq`: waits while it is more than
     /// `window` batches ahead of the consumer; false once the consumer stopped.
-    fn may_take(&self, seq: u64, window: u64) -> bool {
+    pub(crate) fn may_take(&self, seq: u64, window: u64) -> bool {
         let Ok(mut s) = self.state.lock() else {
             return false;
         };
@@ -444,7 +444,7 @@ impl<T> InOrderQueue<T> {
         !s.closed
     }
 
-    fn put(&self, seq: u64, batch: T) {
+    pub(crate) fn put(&self, seq: u64, batch: T) {
         if let Ok(mut s) = self.state.lock() {
             s.ready.insert(seq, batch);
         }
@@ -453,7 +453,7 @@ impl<T> InOrderQueue<T> {
 
     /// The next batch in file order; `None` once every worker is done and
     /// it never came (the walk ended).
-    fn take(&self) -> Option<T> {
+    pub(crate) fn take(&self) -> Option<T> {
         let mut s = self.state.lock().ok()?;
         loop {
             let next = s.next;
@@ -470,7 +470,7 @@ impl<T> InOrderQueue<T> {
         }
     }
 
-    fn close(&self) {
+    pub(crate) fn close(&self) {
         if let Ok(mut s) = self.state.lock() {
             s.closed = true;
         }
@@ -479,7 +479,7 @@ impl<T> InOrderQueue<T> {
 }
 
 /// Counts a worker out of the queue when dropped.
-struct Leave<'q, T>(&'q InOrderQueue<T>);
+pub(crate) struct Leave<'q, T>(pub(crate) &'q InOrderQueue<T>);
 
 impl<T> Drop for Leave<'_, T> {
     fn drop(&mut self) {

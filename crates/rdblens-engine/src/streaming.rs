@@ -52,6 +52,9 @@ use rdblens_memory::allocator::Choice;
 use rdblens_summary::Options;
 use rdblens_summary::{Checksum, ChecksumMismatch, KeyStats, Summary};
 
+mod in_order;
+pub use in_order::{stream_keys_in_order, stream_needs_evidence};
+
 /// Bytes a chunk holds (more only when one record is longer).
 const CHUNK_BYTES: usize = 4 << 20;
 
@@ -120,22 +123,7 @@ fn analyze_sized(
     let hold = p.deferred.as_ref().filter(|_| !sampled).map(|_| Hold { below });
     let small = hold.as_ref().map_or(0, |h| h.below);
     let settle = Settle::new(&p, opts, size, below);
-    let walker = Mutex::new(ChunkWalker {
-        format: p.rdb,
-        feed,
-        pending: head,
-        start: 9,
-        base: 9,
-        db: 0,
-        crc,
-        out: WalkOutcome::default(),
-        done: false,
-        chunk_bytes,
-        lens: Vec::new(),
-        checksum_status: None,
-        eof_end: None,
-        hold,
-    });
+    let walker = Mutex::new(ChunkWalker::new(p.rdb, feed, head, crc, chunk_bytes, hold));
     let shared = Shared {
         spare: Mutex::new(Vec::new()),
         held: Mutex::new(Vec::new()),
@@ -388,22 +376,7 @@ fn walk_chunks<E>(
     };
     let mut crc = Crc64Digest::new();
     crc.update(&head[..9]);
-    let mut walker = ChunkWalker {
-        format,
-        feed,
-        pending: head,
-        start: 9,
-        base: 9,
-        db: 0,
-        crc,
-        out: WalkOutcome::default(),
-        done: false,
-        chunk_bytes,
-        lens: Vec::new(),
-        checksum_status: None,
-        eof_end: None,
-        hold: None,
-    };
+    let mut walker = ChunkWalker::new(format, feed, head, crc, chunk_bytes, None);
     let mut spare = None;
     let mut stopped = None;
     while let Some(chunk) = walker.next_chunk(spare.take()) {
@@ -606,7 +579,35 @@ enum Walked {
     Short(u64),
 }
 
-impl ChunkWalker<'_> {
+impl<'s> ChunkWalker<'s> {
+    /// A walker of the records after the magic in `head` (the bytes `feed`
+    /// gave so far), the magic summed in `crc` already.
+    fn new(
+        format: Rdb<'s>,
+        feed: Feed<'s>,
+        head: Vec<u8>,
+        crc: Crc64Digest,
+        chunk_bytes: usize,
+        hold: Option<Hold>,
+    ) -> Self {
+        ChunkWalker {
+            format,
+            feed,
+            pending: head,
+            start: 9,
+            base: 9,
+            db: 0,
+            crc,
+            out: WalkOutcome::default(),
+            done: false,
+            chunk_bytes,
+            lens: Vec::new(),
+            checksum_status: None,
+            eof_end: None,
+            hold,
+        }
+    }
+
     /// The next chunk of whole records, in `spare` (a buffer given back)
     /// or a new one; `None` at the end.
     fn next_chunk(&mut self, spare: Option<Vec<u8>>) -> Option<Chunk> {
@@ -817,6 +818,12 @@ impl ChunkWalker<'_> {
     /// read error that ended it, if one did.
     fn finish(mut self) -> (WalkOutcome, u64, Option<io::Error>) {
         self.feed.drain();
+        self.stop()
+    }
+
+    /// [`Self::finish`] with the stream read no further: its size is
+    /// what was read.
+    fn stop(self) -> (WalkOutcome, u64, Option<io::Error>) {
         (self.out, self.feed.read, self.feed.error)
     }
 

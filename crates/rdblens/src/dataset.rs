@@ -136,9 +136,10 @@ pub fn shard_labels(files: &[PathBuf], given: &[String]) -> Result<Vec<String>> 
 }
 
 /// The snapshot label when none is given: the earliest `ctime` aux field
-/// of the dumps, else the earliest modification time of the files.
-pub fn default_snapshot_label(files: &[PathBuf], opened: &[rdblens_parser::RdbFile]) -> Result<String> {
-    let ctime = opened.iter().filter_map(|f| dump_ctime_ms(f.bytes())).min();
+/// of the dumps (`heads`: each dump's bytes, or its first ones, which hold
+/// its aux fields), else the earliest modification time of the files.
+pub fn default_snapshot_label(files: &[PathBuf], heads: &[&[u8]]) -> Result<String> {
+    let ctime = heads.iter().filter_map(|head| dump_ctime_ms(head)).min();
     let mtime = || {
         files
             .iter()

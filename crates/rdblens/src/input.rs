@@ -4,10 +4,12 @@
 //! files and streams alike) are streams, read once as they arrive, with no
 //! copy on disk; so are server URLs (`redis://`: `crate::live`) and
 //! object URLs (`s3://`...); so are they for `check`, which reads a dump
-//! once in file order ([`open_once`]). `keys` ([`open_rdb`]) spools those
-//! to an anonymous temporary file first: the allocator build its first
-//! record needs is settled by a pass of its own over the dump, before the
-//! walk that writes the records (docs/performance.md). The header is
+//! once in file order ([`open_once`]). `keys` reads one stream as it
+//! arrives too where its allocator build is known before the first key
+//! (`crate::keys`); else it copies the stream to an anonymous temporary
+//! file ([`open_rdb`], [`copy_to_disk`]): the build its first record needs
+//! is settled by a pass of its own over the dump, before the walk that
+//! writes the records (docs/streaming.md). The header is
 //! checked before any work, with a hint when
 //! `--skip-unknown` would help (a version newer than any known) and none
 //! when it would not.
@@ -170,11 +172,11 @@ pub fn open_input(path: &Path, quiet: bool) -> io::Result<(RdbFile, Stored)> {
     // gets a report of its sound part. A plain stream that fails to read
     // is an error, though (nothing was damaged: the source went away).
     let damage = match compression {
-        None => match spool(&mut source, &mut w)? {
+        None => match spool(&mut source, &mut w, spool_error)? {
             Some(e) => return Err(e),
             None => None,
         },
-        Some(c) => spool(&mut c.decoder(source), &mut w)?,
+        Some(c) => spool(&mut c.decoder(source), &mut w, spool_error)?,
     }
     .map(|e| e.to_string());
     w.flush().map_err(spool_error)?;
@@ -491,10 +493,41 @@ impl Read for Decompressed<'_> {
     }
 }
 
+/// Copies the dump `source` gives (decompressed already) to an anonymous
+/// temporary file and maps it: `keys` on a stream whose allocator build
+/// needs the whole dump's evidence before its first record. A read error
+/// is an error (the source went away).
+pub fn copy_to_disk(source: &mut dyn Read) -> io::Result<RdbFile> {
+    // What a user short of disk can do instead.
+    let hint = |e: io::Error| {
+        io::Error::new(
+            e.kind(),
+            format!(
+                "cannot copy it to {} for a pass that settles the allocator build before the first \
+                 record (pass --jemalloc-quantum 8 or 16 to read it as it arrives, with no copy; or set \
+                 TMPDIR to a larger file system): {e}",
+                std::env::temp_dir().display()
+            ),
+        )
+    };
+    let mut out = tempfile::tempfile().map_err(hint)?;
+    let mut w = BufWriter::with_capacity(1 << 20, &mut out);
+    if let Some(e) = spool(&mut &mut *source, &mut w, hint)? {
+        return Err(e);
+    }
+    w.flush().map_err(hint)?;
+    drop(w);
+    RdbFile::from_file(out)
+}
+
 /// Copies `from` into the temporary file `to`: `Ok(Some(e))` when reading
 /// stopped on an error (what came before is written), `Err` when the
 /// temporary file could not be written (a full disk).
-fn spool(from: &mut impl Read, to: &mut impl Write) -> io::Result<Option<io::Error>> {
+fn spool(
+    from: &mut impl Read,
+    to: &mut impl Write,
+    write_error: impl Fn(io::Error) -> io::Error,
+) -> io::Result<Option<io::Error>> {
     let mut buf = vec![0u8; 1 << 16];
     loop {
         let n = match from.read(&mut buf) {
@@ -503,7 +536,7 @@ fn spool(from: &mut impl Read, to: &mut impl Write) -> io::Result<Option<io::Err
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Ok(Some(e)),
         };
-        to.write_all(&buf[..n]).map_err(spool_error)?;
+        to.write_all(&buf[..n]).map_err(&write_error)?;
     }
 }
 

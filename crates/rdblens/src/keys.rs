@@ -9,13 +9,18 @@
 //! the whole dump overturns it (`InOrder::Again`), one dump written to a
 //! file (`-o`) is written again, and records already sent to standard
 //! output stay as they are, with a warning that says how to get exact ones.
+//!
+//! One stream whose build is known before its first key (`--jemalloc-quantum`,
+//! or a dump that needs no evidence) is read once as it arrives
+//! ([`rdblens_engine::stream_keys_in_order`]); any other stream is copied
+//! to disk first and walked as a file.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use rdblens_engine::{map_file_keys_in_order_rewindable, InOrder, KeyItem};
+use rdblens_engine::{map_file_keys_in_order_rewindable, stream_keys_in_order, InOrder, KeyItem};
 use rdblens_summary::{Damage, FileInfo, KeyFacts, Options, Settings};
 
 use rdblens_parser::RdbFile;
@@ -203,14 +208,17 @@ struct Dataset {
 }
 
 impl Records {
-    fn open(args: &KeysArgs, opened: &[RdbFile]) -> Result<Self> {
+    fn open(args: &KeysArgs, opened: &[Opened]) -> Result<Self> {
         let Some(dir) = dataset_dir(args) else {
             let (output, rows) = open_rows(args)?;
             return Ok(Records::One { output, rows });
         };
         let snapshot = match &args.snapshot_label {
             Some(label) => label.clone(),
-            None => crate::dataset::default_snapshot_label(&args.files, opened)?,
+            None => {
+                let heads: Vec<&[u8]> = opened.iter().map(Opened::head).collect();
+                crate::dataset::default_snapshot_label(&args.files, &heads)?
+            }
         };
         let shards: Vec<ShardPartition> = crate::dataset::shard_labels(&args.files, &args.label)?
             .into_iter()
@@ -364,6 +372,52 @@ fn dataset_rows(_: Box<dyn std::io::Write + Send>, _: Vec<(String, String)>) -> 
     ))
 }
 
+/// A dump opened for its records.
+enum Opened {
+    /// A file, mapped; or a stream copied to disk, whose allocator build
+    /// needs the whole dump's evidence before the first record.
+    Mapped(RdbFile),
+    /// A stream read once as it arrives (its build is known before the
+    /// first key): `head`, the bytes read to tell, then `rest`.
+    Stream {
+        head: Vec<u8>,
+        rest: Box<dyn Read + Send>,
+    },
+}
+
+impl Opened {
+    /// Opens `path`, the one input of a run, and checks its header: a
+    /// stream is read as it arrives where it can be, with no copy on disk.
+    /// Several inputs are mapped (their streams copied to disk when
+    /// opened), so that none waits, its connection idle, for the walks of
+    /// those before it.
+    fn one(path: &Path, opts: &Options, quiet: bool) -> Result<Opened> {
+        let name = crate::input::input_name(path);
+        match crate::input::open_source(path, opts.skip_unknown, quiet)? {
+            rdblens_engine::Input::Mapped(map) => Ok(Opened::Mapped(map)),
+            rdblens_engine::Input::Stream { mut source, .. } => {
+                let (needs, head) = rdblens_engine::stream_needs_evidence(source.as_mut(), opts)
+                    .with_context(|| name.clone())?;
+                if !needs {
+                    return Ok(Opened::Stream { head, rest: source });
+                }
+                let mut whole = std::io::Cursor::new(head).chain(source);
+                let map =
+                    crate::input::copy_to_disk(&mut whole).with_context(|| format!("{name}: cannot open"))?;
+                Ok(Opened::Mapped(map))
+            }
+        }
+    }
+
+    /// The dump's bytes, or its first ones (its aux fields).
+    fn head(&self) -> &[u8] {
+        match self {
+            Opened::Mapped(map) => map.bytes(),
+            Opened::Stream { head, .. } => head,
+        }
+    }
+}
+
 /// Damaged keys whose messages are printed; the rest are counted.
 const DAMAGE_SHOWN: usize = 10;
 
@@ -403,7 +457,11 @@ pub fn run(args: &KeysArgs, opts: &Options) -> Result<KeysOutcome> {
     }
     let mut opened = Vec::with_capacity(files.len());
     for path in &files {
-        opened.push(crate::input::open_rdb(path, opts.skip_unknown, args.quiet)?);
+        opened.push(if files.len() == 1 {
+            Opened::one(path, opts, args.quiet)?
+        } else {
+            Opened::Mapped(crate::input::open_rdb(path, opts.skip_unknown, args.quiet)?)
+        });
     }
     let several = files.len() > 1;
     let mut records = Records::open(args, &opened)?;
@@ -419,13 +477,17 @@ pub fn run(args: &KeysArgs, opts: &Options) -> Result<KeysOutcome> {
     // Records of one dump to a file (or a dataset part) can be written
     // again when the whole dump overturns the build the first part of it settled.
     let rewind = records.can_start_over(several);
-    for (i, (path, file)) in files.iter().zip(opened).enumerate() {
+    for (i, (path, mut file)) in files.iter().zip(opened).enumerate() {
         let name = crate::input::input_name(path);
         let label = args.label.get(i).cloned().unwrap_or_else(|| name.clone());
         // A dataset names the shard by its directory.
         let column = (several && !dataset).then_some(label.as_str());
         records.begin(i)?;
-        let progress = FilesProgress::for_bytes(file.len() as u64, args.quiet);
+        // A stream shows its own counter as it is received.
+        let progress = match &file {
+            Opened::Mapped(map) => FilesProgress::for_bytes(map.len() as u64, args.quiet),
+            Opened::Stream { .. } => FilesProgress::for_bytes(0, true),
+        };
         let opts = Options {
             progress: progress.hook(),
             ..opts.clone()
@@ -470,7 +532,17 @@ pub fn run(args: &KeysArgs, opts: &Options) -> Result<KeysOutcome> {
                 write_error.is_none()
             };
             let make = maker(args.format, column, dataset);
-            let walked = map_file_keys_in_order_rewindable(&file, &label, &opts, again.take(), make, sink);
+            let walked = match &mut file {
+                Opened::Mapped(map) => {
+                    map_file_keys_in_order_rewindable(map, &label, &opts, again.take(), make, sink)
+                }
+                // Read once: the build was known before the first key.
+                Opened::Stream { head, rest } => {
+                    let mut source = std::io::Cursor::new(std::mem::take(head)).chain(rest);
+                    stream_keys_in_order(&mut source, &label, &opts, make, sink)
+                        .map(|info| InOrder::Done(Box::new(info)))
+                }
+            };
             match walked.with_context(|| name.clone())? {
                 InOrder::Done(info) => break (*info, damaged, written),
                 InOrder::Again(decided) if !rewind => {

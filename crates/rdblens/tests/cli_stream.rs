@@ -373,3 +373,74 @@ fn check_reads_a_stream_once_and_says_what_the_file_says() {
         );
     }
 }
+
+/// `keys NAME ARGS` with `name` replaced by `NAME` in the rows (the
+/// `file` column names no input here, but a warning might).
+fn keys(name: &str, args: &[&str], stdin: &[u8], env: &[(&str, &str)]) -> (i32, String, String) {
+    let mut all = vec!["keys", name, "-q"];
+    all.extend_from_slice(args);
+    run(&all, stdin, env)
+}
+
+/// `keys -` with the build given (`--jemalloc-quantum`) reads the stream
+/// as it arrives: the file's rows byte for byte, as CSV and JSON lines,
+/// filtered or not, with no temporary directory to copy the stream into
+/// (one that does not exist). Without the build, a dump whose `used-mem`
+/// decides it is copied to disk first (a pass settles the build before
+/// the first row): the file's rows too, and where no copy can be made,
+/// an error that says so and what to do.
+#[test]
+fn keys_on_a_stream_with_the_build_given_needs_no_copy() {
+    let no_tmp = [("TMPDIR", "/nonexistent/tmp")];
+    let mut rows = 0;
+    for file in [
+        "fixtures/rdb/redis-7.0.15/all-types.rdb",
+        "fixtures/rdb/redis-8.4.0/all-types.rdb",
+        "fixtures/rdb/valkey-8.1.1/all-types.rdb",
+    ] {
+        let data = std::fs::read(root().join(file)).unwrap();
+        for args in [
+            &["--jemalloc-quantum", "16"][..],
+            &["--jemalloc-quantum", "8", "--format", "jsonl"],
+            &["--jemalloc-quantum", "16", "--match", "*:*", "--type", "hash"],
+        ] {
+            let (code, want, err) = keys(file, args, b"", &[]);
+            assert_eq!((code, err.as_str()), (0, ""), "{file} {args:?}");
+            let got = keys("-", args, &data, &no_tmp);
+            assert_eq!(got, (0, want.clone(), String::new()), "{file} {args:?}");
+            rows += want.lines().count();
+        }
+        // The build from used-mem: the stream copied to disk.
+        let (code, want, _) = keys(file, &[], b"", &[]);
+        assert_eq!(code, 0);
+        assert_eq!(keys("-", &[], &data, &[]), (0, want, String::new()), "{file}");
+    }
+    assert!(rows > 300, "{rows} rows");
+    let data = std::fs::read(root().join("fixtures/rdb/redis-7.0.15/all-types.rdb")).unwrap();
+    let (code, out, err) = keys("-", &[], &data, &no_tmp);
+    assert_eq!((code, out.as_str()), (3, ""), "{err}");
+    assert!(
+        err.contains("standard input: cannot open: cannot copy it to /nonexistent/tmp")
+            && err.contains("pass --jemalloc-quantum 8 or 16 to read it as it arrives"),
+        "{err}"
+    );
+}
+
+/// A stream cut in a key gives the rows before the cut, where it stops
+/// and exit 3, as the cut file does.
+#[test]
+fn keys_on_a_stream_cut_short_stops_where_the_cut_file_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = std::fs::read(root().join("fixtures/rdb/redis-7.4.5/all-types.rdb")).unwrap();
+    let part = &data[..data.len() * 2 / 3];
+    let cut = dir.path().join("cut.rdb");
+    std::fs::write(&cut, part).unwrap();
+    let args = ["--jemalloc-quantum", "16", "--format", "jsonl"];
+    let (code, want, want_err) = keys(cut.to_str().unwrap(), &args, b"", &[]);
+    let (got_code, got, err) = keys("-", &args, part, &[]);
+    assert_eq!((code, got_code), (3, 3));
+    assert_eq!(got, want);
+    assert!(!got.is_empty());
+    assert_eq!(stop_offset(&err), stop_offset(&want_err));
+    assert!(stop_offset(&err).is_some(), "{err}");
+}

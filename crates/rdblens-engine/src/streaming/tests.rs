@@ -37,7 +37,7 @@ fn walker_after_magic<'s>(
 }
 
 /// Every dump under fixtures/rdb, by path.
-fn fixtures() -> Vec<std::path::PathBuf> {
+pub(super) fn fixtures() -> Vec<std::path::PathBuf> {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/rdb");
     let mut found = Vec::new();
     let mut dirs = vec![std::path::PathBuf::from(root)];
@@ -56,7 +56,7 @@ fn fixtures() -> Vec<std::path::PathBuf> {
     found
 }
 
-fn opts(threads: usize, sample_evidence_from: usize) -> Options {
+pub(super) fn opts(threads: usize, sample_evidence_from: usize) -> Options {
     Options {
         threads,
         now_ms: Some(1_700_000_000_000),
