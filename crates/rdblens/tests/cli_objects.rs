@@ -240,6 +240,34 @@ fn one_object_gives_the_local_files_report() {
     assert_eq!(plans.replace(&url, ALL_TYPES), local);
 }
 
+/// `keys` of one object with the build given reads it as it arrives, with
+/// no copy on disk (a temporary directory that does not exist): the local
+/// file's rows; without the build, copied to disk first, the same rows.
+#[test]
+fn keys_of_one_object_are_the_local_files_rows() {
+    let Some(store) = Store::for_test("keys_of_one_object_are_the_local_files_rows") else {
+        return;
+    };
+    let dump = std::fs::read(root().join(ALL_TYPES)).unwrap();
+    store.put("backups/all-types.rdb", &dump);
+    let url = format!("s3://{BUCKET}/backups/all-types.rdb");
+    for args in [&["--jemalloc-quantum", "16"][..], &["--format", "jsonl"]] {
+        let env: &[(&str, &str)] = match args[0] {
+            "--jemalloc-quantum" => &[("TMPDIR", "/nonexistent/tmp")],
+            _ => &[],
+        };
+        let mut all = vec!["keys", url.as_str(), "-q"];
+        all.extend_from_slice(args);
+        let (code, rows, err) = rdblens_s3_with(&root(), store.port, SECRET_KEY, &all, env);
+        assert_eq!((code, err.as_str()), (0, ""), "{args:?}");
+        all[1] = ALL_TYPES;
+        let (local_code, local) = rdblens_local(&root(), &all);
+        assert_eq!(local_code, 0);
+        assert!(rows.lines().count() > 50, "{args:?}");
+        assert_eq!(rows, local, "{args:?}");
+    }
+}
+
 /// A plain HTTP server on loopback (python3's `http.server`), as a
 /// presigned URL is read: a GET of the URL as it is, nothing added.
 #[test]
@@ -494,7 +522,7 @@ fn wrong_credentials_and_missing_objects_are_named() {
     );
 }
 
-/// What the proxy does to the first connection.
+/// What the proxy does to the connection it breaks.
 #[derive(Clone, Copy)]
 enum Fault {
     /// Forwards this many bytes of the answer, then closes both sides.
@@ -505,7 +533,7 @@ enum Fault {
 
 /// A TCP proxy on a free loopback port in front of `upstream`, breaking
 /// the first connection as `fault` says; the requests it saw (their head
-/// lines) and the length of the first answer's head are kept.
+/// lines) and the length of the broken connection's answer head are kept.
 struct Proxy {
     port: u16,
     requests: Arc<Mutex<Vec<u8>>>,
@@ -514,6 +542,11 @@ struct Proxy {
 
 impl Proxy {
     fn start(upstream: u16, fault: Fault) -> Proxy {
+        Proxy::breaking(upstream, fault, 0)
+    }
+
+    /// [`Proxy::start`] breaking connection number `broken` (0: the first).
+    fn breaking(upstream: u16, fault: Fault, broken: usize) -> Proxy {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let requests = Arc::new(Mutex::new(Vec::new()));
@@ -523,7 +556,8 @@ impl Proxy {
             for (n, client) in listener.incoming().enumerate() {
                 let Ok(client) = client else { return };
                 let (seen, head) = (Arc::clone(&seen), Arc::clone(&head));
-                std::thread::spawn(move || serve(client, upstream, (n == 0).then_some(fault), seen, head));
+                let fault = (n == broken).then_some(fault);
+                std::thread::spawn(move || serve(client, upstream, fault, seen, head));
             }
         });
         Proxy {
@@ -593,7 +627,8 @@ fn serve(
             break;
         };
         let n = n.min(limit - sent);
-        if answer.len() < 4096 {
+        // Only the broken connection's head is kept.
+        if fault.is_some() && answer.len() < 4096 {
             answer.extend_from_slice(&buf[..n]);
             if let Some(end) = answer.windows(4).position(|w| w == b"\r\n\r\n") {
                 head.lock().unwrap().get_or_insert(end + 4);
@@ -660,8 +695,8 @@ fn an_object_of_more_than_two_parts_can_be_read_in_ranged_parts() {
     ];
     // The ranges asked for through a proxy breaking the first connection
     // as `fault` says, sorted; the report must be the local file's.
-    let ranges_through = |fault: Fault| {
-        let proxy = Proxy::start(store.port, fault);
+    let ranges_through = |fault: Fault, broken: usize| {
+        let proxy = Proxy::breaking(store.port, fault, broken);
         let (code, json, err) = rdblens_s3_with(
             dir.path(),
             proxy.port,
@@ -679,14 +714,14 @@ fn an_object_of_more_than_two_parts_can_be_read_in_ranged_parts() {
         ranges.sort();
         (ranges, proxy)
     };
-    let (ranges, _) = ranges_through(Fault::CutAfter(usize::MAX));
+    let (ranges, _) = ranges_through(Fault::CutAfter(usize::MAX), 0);
     let mut expected = parts.to_vec();
     expected.sort();
     assert_eq!(ranges, expected);
     // The first GET cut inside the first part: resumed from the byte after
     // the last one received, then the parts as before.
     let cut = 300_000;
-    let (ranges, proxy) = ranges_through(Fault::CutAfter(cut));
+    let (ranges, proxy) = ranges_through(Fault::CutAfter(cut), 0);
     let received = cut - proxy.first_head.lock().unwrap().unwrap();
     let resumed: Vec<&String> = ranges.iter().filter(|r| !parts.contains(r)).collect();
     assert_eq!(resumed.len(), 1, "{ranges:?}");
@@ -695,6 +730,25 @@ fn an_object_of_more_than_two_parts_can_be_read_in_ranged_parts() {
         "{ranges:?} {received}"
     );
     assert!(parts.iter().all(|p| ranges.contains(p)), "{ranges:?}");
+    // A part's own connection (the second or the third) cut inside it:
+    // that part resumed from the byte after the last one received, to its
+    // end, and the report the same.
+    for broken in [1, 2] {
+        let (ranges, proxy) = ranges_through(Fault::CutAfter(cut), broken);
+        let received = (cut - proxy.first_head.lock().unwrap().unwrap()) as u64;
+        let resumed: Vec<&String> = ranges.iter().filter(|r| !parts.contains(r)).collect();
+        let (part, rest) = (PART as u64, size as u64);
+        let either = [
+            format!("range: bytes={}-{}", part + received, 2 * part - 1),
+            format!("range: bytes={}-{}", 2 * part + received, rest - 1),
+        ];
+        assert_eq!(resumed.len(), 1, "connection {broken}: {ranges:?}");
+        assert!(
+            either.contains(resumed[0]),
+            "connection {broken}: {ranges:?} {either:?}"
+        );
+        assert_eq!(ranges.len(), 3, "connection {broken}: {ranges:?}");
+    }
 }
 
 #[test]
