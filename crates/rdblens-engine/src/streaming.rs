@@ -101,16 +101,7 @@ fn analyze_sized(
     opts: &Options,
     chunk_bytes: usize,
 ) -> Result<Summary, AnalysisError> {
-    let mut feed = Feed {
-        source,
-        read: 0,
-        ended: false,
-        error: None,
-        progress: opts.progress.clone(),
-    };
-    let mut head = Vec::new();
-    feed.fill(&mut head, HEAD_BYTES);
-    let header = read_header(&mut feed, &mut head);
+    let (feed, head, header) = Feed::start(source, opts.progress.clone());
     let p = prepare(&header, opts, None, AllocatorPass::Streamed)?;
     // The checksum covers the magic too (`prepare` read it whole).
     let magic = head[..9].to_vec();
@@ -344,16 +335,7 @@ fn walk_chunks<E>(
     chunk_bytes: usize,
     mut each: impl FnMut(Record<'_>) -> Result<(), E>,
 ) -> (StreamEnd, Option<E>) {
-    let mut feed = Feed {
-        source,
-        read: 0,
-        ended: false,
-        error: None,
-        progress: None,
-    };
-    let mut head = Vec::new();
-    feed.fill(&mut head, HEAD_BYTES);
-    let header = read_header(&mut feed, &mut head);
+    let (mut feed, head, header) = Feed::start(source, None);
     let format = if skip_unknown {
         Rdb::new_allowing_newer(&header)
     } else {
@@ -458,7 +440,27 @@ struct Feed<'s> {
     progress: Option<rdblens_summary::Progress>,
 }
 
-impl Feed<'_> {
+impl<'s> Feed<'s> {
+    /// A feed of `source` (its progress shown by `progress`), and what it
+    /// gave first: the bytes read until the first key (`head`), and the
+    /// header and aux fields among them, whole (what [`prepare`] reads).
+    fn start(
+        source: &'s mut (dyn Read + Send),
+        progress: Option<rdblens_summary::Progress>,
+    ) -> (Feed<'s>, Vec<u8>, Vec<u8>) {
+        let mut feed = Feed {
+            source,
+            read: 0,
+            ended: false,
+            error: None,
+            progress,
+        };
+        let mut head = Vec::new();
+        feed.fill(&mut head, HEAD_BYTES);
+        let header = read_header(&mut feed, &mut head);
+        (feed, head, header)
+    }
+
     /// Appends up to `want` bytes to `buf`: fewer only at the end.
     fn fill(&mut self, buf: &mut Vec<u8>, want: usize) {
         if self.ended || want == 0 {

@@ -23,7 +23,7 @@ use std::sync::Mutex;
 use rdblens_parser::{Crc64Digest, Record, Scratch};
 use rdblens_summary::{FileInfo, KeyFacts, Options, Settings};
 
-use super::{read_header, Chunk, ChunkWalker, Feed, CHUNK_BYTES, HEAD_BYTES, KEEP_CAPACITY};
+use super::{Chunk, ChunkWalker, Feed, CHUNK_BYTES, KEEP_CAPACITY};
 use crate::error::{guarded, panicked, AnalysisError};
 use crate::ordered::{InOrderQueue, KeyItem, Leave, SpareBuffers};
 use crate::pipeline::{batch_facts, file_info, prepare, AllocatorPass, Prepared};
@@ -42,16 +42,7 @@ pub fn stream_needs_evidence(
     opts: &Options,
 ) -> Result<(bool, Vec<u8>), AnalysisError> {
     guarded(|| {
-        let mut feed = Feed {
-            source,
-            read: 0,
-            ended: false,
-            error: None,
-            progress: None,
-        };
-        let mut head = Vec::new();
-        feed.fill(&mut head, HEAD_BYTES);
-        let header = read_header(&mut feed, &mut head);
+        let (_, head, header) = Feed::start(source, None);
         let needs = prepare(&header, opts, None, AllocatorPass::Streamed)?
             .deferred
             .is_some();
@@ -101,16 +92,7 @@ where
     M: Fn(&KeyFacts<'_>, &Settings, &mut Vec<u8>) -> T + Sync,
     S: FnMut(KeyItem<T>, &[u8]) -> bool,
 {
-    let mut feed = Feed {
-        source,
-        read: 0,
-        ended: false,
-        error: None,
-        progress: opts.progress.clone(),
-    };
-    let mut head = Vec::new();
-    feed.fill(&mut head, HEAD_BYTES);
-    let header = read_header(&mut feed, &mut head);
+    let (feed, head, header) = Feed::start(source, opts.progress.clone());
     let p = prepare(&header, opts, None, AllocatorPass::Streamed)?;
     if p.deferred.is_some() {
         return Err(AnalysisError::Internal(

@@ -65,10 +65,9 @@ fn every_fixture_streamed_gives_the_records_of_its_bytes() {
     assert!(keys > 10_000, "{keys} records");
 }
 
-/// A dump cut anywhere gives the records before the cut and stops where
-/// the mapped file's walk stops.
-#[test]
-fn a_stream_cut_short_gives_the_records_before_the_cut() {
+/// The Valkey 7.2.7 fixture of every type, and options that estimate it
+/// for quantum 16 on two threads.
+fn all_types_on_two_threads() -> (Vec<u8>, Options) {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../fixtures/rdb/valkey-7.2.7/all-types.rdb"
@@ -78,6 +77,14 @@ fn a_stream_cut_short_gives_the_records_before_the_cut() {
         quantum: Some(16),
         ..opts(2, 0)
     };
+    (data, opts)
+}
+
+/// A dump cut anywhere gives the records before the cut and stops where
+/// the mapped file's walk stops.
+#[test]
+fn a_stream_cut_short_gives_the_records_before_the_cut() {
+    let (data, opts) = all_types_on_two_threads();
     let mut stopped = 0;
     for i in 0..24 {
         let cut = 10 + (i * 7919 + 13) % (data.len() - 10);
@@ -97,15 +104,7 @@ fn a_stream_cut_short_gives_the_records_before_the_cut() {
 /// further than the chunks the workers had taken.
 #[test]
 fn a_sink_that_stops_ends_the_walk() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../fixtures/rdb/valkey-7.2.7/all-types.rdb"
-    );
-    let data = std::fs::read(path).expect("fixture"); // ok: unit test
-    let opts = Options {
-        quantum: Some(16),
-        ..opts(2, 0)
-    };
+    let (data, opts) = all_types_on_two_threads();
     let mut source: &[u8] = &data;
     let mut taken = 0;
     let info = in_order(&mut source, "dump", &opts, 61, line, |_, _| {
