@@ -539,8 +539,14 @@ pub fn run(args: &KeysArgs, opts: &Options) -> Result<KeysOutcome> {
                 // Read once: the build was known before the first key.
                 Opened::Stream { head, rest } => {
                     let mut source = std::io::Cursor::new(std::mem::take(head)).chain(rest);
-                    stream_keys_in_order(&mut source, &label, &opts, make, sink)
-                        .map(|info| InOrder::Done(Box::new(info)))
+                    stream_keys_in_order(&mut source, &label, &opts, make, sink).map(|(info, read_error)| {
+                        // The walk says where the dump stops; this, why.
+                        if let Some(e) = read_error {
+                            let size = info.size;
+                            eprintln!("rdblens: {name}: reading the stream failed after {size} bytes: {e}");
+                        }
+                        InOrder::Done(Box::new(info))
+                    })
                 }
             };
             match walked.with_context(|| name.clone())? {

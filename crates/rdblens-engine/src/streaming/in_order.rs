@@ -57,15 +57,16 @@ pub fn stream_needs_evidence(
 /// text into its chunk's byte buffer, which `sink` gets with each result;
 /// `sink` returns `false` to stop (the source is then read no further).
 /// A read error ends the stream there: the walk says where the dump stops
-/// short, and a warning why. A dump whose build needs the evidence of
-/// every key ([`stream_needs_evidence`]) is an error here.
+/// short, and the error, returned beside what was learnt of the dump, why.
+/// A dump whose build needs the evidence of every key
+/// ([`stream_needs_evidence`]) is an error here.
 pub fn stream_keys_in_order<T, M, S>(
     source: &mut (dyn Read + Send),
     path: &str,
     opts: &Options,
     map: M,
     sink: S,
-) -> Result<FileInfo, AnalysisError>
+) -> Result<(FileInfo, Option<std::io::Error>), AnalysisError>
 where
     T: Send,
     M: Fn(&KeyFacts<'_>, &Settings, &mut Vec<u8>) -> T + Sync,
@@ -86,7 +87,7 @@ pub(super) fn in_order<T, M, S>(
     chunk_bytes: usize,
     map: M,
     mut sink: S,
-) -> Result<FileInfo, AnalysisError>
+) -> Result<(FileInfo, Option<std::io::Error>), AnalysisError>
 where
     T: Send,
     M: Fn(&KeyFacts<'_>, &Settings, &mut Vec<u8>) -> T + Sync,
@@ -166,11 +167,7 @@ where
     let (outcome, size, read_error) = if stopped { walker.stop() } else { walker.finish() };
     let mut info = file_info(path, p, outcome);
     info.size = size;
-    if let Some(e) = read_error {
-        info.warnings
-            .push(format!("reading the stream failed after {size} bytes: {e}"));
-    }
-    Ok(info)
+    Ok((info, read_error))
 }
 
 /// The records of `chunk`'s keys `opts.filter` admits, each what `map`

@@ -17,10 +17,11 @@ type Records = Vec<KeyItem<String>>;
 fn streamed(data: &[u8], opts: &Options, chunk_bytes: usize) -> Result<(Records, FileInfo), AnalysisError> {
     let mut source: &[u8] = data;
     let mut records = Vec::new();
-    let info = in_order(&mut source, "dump", opts, chunk_bytes, line, |item, _| {
+    let (info, read_error) = in_order(&mut source, "dump", opts, chunk_bytes, line, |item, _| {
         records.push(item);
         true
     })?;
+    assert!(read_error.is_none());
     Ok((records, info))
 }
 
@@ -107,7 +108,7 @@ fn a_sink_that_stops_ends_the_walk() {
     let (data, opts) = all_types_on_two_threads();
     let mut source: &[u8] = &data;
     let mut taken = 0;
-    let info = in_order(&mut source, "dump", &opts, 61, line, |_, _| {
+    let (info, _) = in_order(&mut source, "dump", &opts, 61, line, |_, _| {
         taken += 1;
         taken < 3
     })
@@ -149,4 +150,46 @@ fn a_stream_needs_the_evidence_only_where_its_build_is_unknown() {
         err.to_string().contains("needs the whole dump's evidence"),
         "{err}"
     );
+}
+
+/// A source that fails after some bytes ends the stream there: the
+/// records before, where the walk stops, and the error.
+#[test]
+fn a_read_error_ends_the_stream_where_it_happens() {
+    struct Failing<'a>(&'a [u8]);
+    impl Read for Failing<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.0.is_empty() {
+                return Err(std::io::Error::other("connection reset"));
+            }
+            let n = buf.len().min(self.0.len()).min(1000);
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+    let (data, opts) = all_types_on_two_threads();
+    let cut = data.len() / 2;
+    let mut records = Vec::new();
+    let (info, read_error) = in_order(
+        &mut Failing(&data[..cut]),
+        "dump",
+        &opts,
+        4096,
+        line,
+        |item, _| {
+            records.push(item);
+            true
+        },
+    )
+    .expect("partial"); // ok: unit test
+    assert_eq!(
+        read_error.map(|e| e.to_string()).as_deref(),
+        Some("connection reset")
+    );
+    assert_eq!(info.size, cut as u64);
+    let (want, want_info) = mapped(&data[..cut], &opts).expect("mapped"); // ok: unit test
+    assert_eq!(records, want);
+    assert_eq!(info.incomplete, want_info.incomplete);
+    assert!(info.incomplete.is_some());
 }
