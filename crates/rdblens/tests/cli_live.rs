@@ -246,6 +246,15 @@ fn keys_advise_and_check_read_a_server_too() {
     assert_eq!(of_file.code, 0, "{}", of_file.stderr);
     assert_eq!(live.stdout.lines().count(), 303);
     assert_eq!(live.stdout, of_file.stdout);
+    // With the build given, read as it arrives (no temporary directory to
+    // copy it to): the same rows.
+    let q16 = ["--jemalloc-quantum", "16", "--format", "jsonl", "--now", NOW];
+    let args = [&["keys", url.as_str(), "--yes", "--quiet"][..], &q16].concat();
+    let streamed = rdblens(&args, &[("TMPDIR", "/nonexistent/tmp")]);
+    assert_eq!(streamed.code, 0, "{}", streamed.stderr);
+    let of_file = rdblens(&[&["keys", file.to_str().unwrap()][..], &q16].concat(), &[]);
+    assert_eq!(streamed.stdout.lines().count(), 302);
+    assert_eq!(streamed.stdout, of_file.stdout);
     let check = rdblens(&["check", &url, "--yes"], &[]);
     assert_eq!(check.code, 0, "{}", check.stderr);
     assert!(check.stdout.contains("keys: 302"), "{}", check.stdout);
