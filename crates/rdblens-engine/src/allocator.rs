@@ -144,7 +144,9 @@ pub(crate) struct Sums {
     /// A batch's sums over every key (`add_exact`), when a stream that
     /// has not settled the build estimated each for both builds: what it
     /// settles by, the sample's sums being what the whole dump's evidence
-    /// decides by.
+    /// decides by, unless the stream proves smaller than a sampled dump
+    /// (then its batches' exact sums, merged, are every key's: see
+    /// [`Self::decide_exact`]).
     exact: Option<(f64, f64)>,
 }
 
@@ -154,6 +156,11 @@ impl Sums {
         self.q16 += other.q16;
         self.var_q8 += other.var_q8;
         self.var_q16 += other.var_q16;
+        if let Some((x8, x16)) = other.exact {
+            let exact = self.exact.get_or_insert((0.0, 0.0));
+            exact.0 += x8;
+            exact.1 += x16;
+        }
         for (db, (k, e)) in other.dbs {
             let slot = self.dbs.entry(db).or_default();
             slot.0 += k;
@@ -199,6 +206,24 @@ impl Sums {
         // of (1 - p) y^2 / p^2.
         self.var_q8 += (1.0 - p) * y8 * y8 / (p * p);
         self.var_q16 += (1.0 - p) * y16 * y16 / (p * p);
+    }
+
+    /// [`Self::decide`] by the exact sums instead of the sample's: the
+    /// evidence of a stream smaller than a sampled dump whose every batch
+    /// summed every key exactly, as a file of its size samples every key
+    /// (each counted once, so the sums are of whole bytes: exact in any
+    /// order, the file's to the bit).
+    pub(crate) fn decide_exact(&self, profile: &Profile, used_mem: u64) -> Choice {
+        let (q8, q16) = self.exact.unwrap_or_default();
+        let sums = Sums {
+            q8,
+            q16,
+            var_q8: 0.0,
+            var_q16: 0.0,
+            dbs: self.dbs.clone(),
+            exact: None,
+        };
+        sums.decide(profile, used_mem)
     }
 
     pub(crate) fn decide(&self, profile: &Profile, used_mem: u64) -> Choice {

@@ -146,7 +146,7 @@ pub(crate) struct EarlyEvidence {
     /// Batches that came before those ahead of them, by sequence number:
     /// the next one's number, their weight, the total as of them (`None`:
     /// none is known), and their evidence.
-    waiting: BTreeMap<u64, (u64, u64, Option<u64>, BatchEvidence)>,
+    waiting: BTreeMap<u64, (u64, u64, Option<u64>, bool, BatchEvidence)>,
     next: u64,
     folded: Folded,
     /// Answered (or gave up: a batch came with no total to scale to):
@@ -230,7 +230,7 @@ impl EarlyEvidence {
     /// `None` for good.
     pub(crate) fn add(&mut self, seq: u64, bytes: u64, sums: BatchEvidence) -> Option<Choice> {
         let total = self.total as u64;
-        self.add_weighted((seq, seq + 1), bytes, Some(total), sums)
+        self.add_weighted((seq, seq + 1), bytes, Some(total), true, sums)
     }
 
     /// [`Self::add`] for a batch numbered `seq` whose successor is
@@ -240,19 +240,22 @@ impl EarlyEvidence {
     /// weight, as known when the batch was read, is `total`: a stream's
     /// announced keys grow database by database. A batch with no total
     /// (a database whose keys came unannounced) ends the settling for
-    /// good, unanswered: the dump's evidence decides at its end.
+    /// good, unanswered: the dump's evidence decides at its end. A batch
+    /// that `settles` not is folded but cannot settle the build (a
+    /// stream's first bytes, while it may yet prove a small dump).
     pub(crate) fn add_weighted(
         &mut self,
         (seq, next): (u64, u64),
         weight: u64,
         total: Option<u64>,
+        settles: bool,
         sums: BatchEvidence,
     ) -> Option<Choice> {
         if self.settled {
             return None;
         }
-        self.waiting.insert(seq, (next, weight, total, sums));
-        while let Some((next, weight, total, sums)) = self.waiting.remove(&self.next) {
+        self.waiting.insert(seq, (next, weight, total, settles, sums));
+        while let Some((next, weight, total, settles, sums)) = self.waiting.remove(&self.next) {
             self.next = next;
             let Some(total) = total else {
                 self.settled = true;
@@ -261,6 +264,9 @@ impl EarlyEvidence {
             };
             self.total = total.max(1) as f64;
             self.folded.add(weight as f64, &sums, self.strict);
+            if !settles {
+                continue;
+            }
             if let Some(choice) = self.decide() {
                 self.settled = true;
                 self.waiting.clear();
@@ -517,7 +523,7 @@ mod tests {
             (0..1000u64).map(order).find_map(|i| {
                 let seq = (i * 1000, (i + 1) * 1000);
                 early
-                    .add_weighted(seq, 1000, Some(1_000_000), batch(i))
+                    .add_weighted(seq, 1000, Some(1_000_000), true, batch(i))
                     .map(|c| (i, c))
             })
         };
@@ -534,13 +540,15 @@ mod tests {
         let mut early = EarlyEvidence::new(used_mem(), &profile(), 0).strict();
         for i in 0..10u64 {
             assert!(early
-                .add_weighted((i, i + 1), 1000, Some(1_000_000), batch(i))
+                .add_weighted((i, i + 1), 1000, Some(1_000_000), true, batch(i))
                 .is_none());
         }
-        assert!(early.add_weighted((10, 11), 1000, None, batch(10)).is_none());
+        assert!(early
+            .add_weighted((10, 11), 1000, None, true, batch(10))
+            .is_none());
         for i in 11..1000u64 {
             assert!(early
-                .add_weighted((i, i + 1), 1000, Some(1_000_000), batch(i))
+                .add_weighted((i, i + 1), 1000, Some(1_000_000), true, batch(i))
                 .is_none());
         }
     }

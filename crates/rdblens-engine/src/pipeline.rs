@@ -198,13 +198,17 @@ pub(crate) fn batch_evidence(
 }
 
 /// What a stream's fold sums every key's evidence with: the deferred
-/// choice, an estimator per build, and whether the exact sums (the
-/// unsettled fold's, `Sums::add_exact`) take the keys the filters leave out.
+/// choice, an estimator per build, whether the exact sums (the unsettled
+/// fold's, `Sums::add_exact`) take the keys the filters leave out, and
+/// whether they take every one of them (`every_key`: the stream may yet
+/// prove smaller than a sampled dump, whose evidence is every key's) or
+/// the sampled ones weighed by their odds.
 struct StreamEvidence<'e, 'p> {
     d: &'e Deferred,
     e8: &'e Estimator<'p>,
     e16: &'e Estimator<'p>,
     exact: bool,
+    every_key: bool,
 }
 
 /// A key the filters admit: its name and its odds in the evidence's
@@ -238,12 +242,17 @@ fn stream_key<'k>(
         return Some(Ok((key, taken)));
     }
     // Left out by the filter, but in the evidence all the same.
-    if let Some(p) = taken {
+    let exact = ev.exact && ev.every_key;
+    if taken.is_some() || exact {
         let mut measure = Measure::for_entry(entry);
         if let Ok((a8, a16)) = ev.e8.estimate_pair_with(ev.e16, entry, scratch, &mut measure) {
-            sums.add(p, &a8, &a16);
-            if ev.exact {
-                sums.add_exact(1.0 / p, &a8, &a16);
+            if let Some(p) = taken {
+                sums.add(p, &a8, &a16);
+            }
+            match taken {
+                _ if exact => sums.add_exact(1.0, &a8, &a16),
+                Some(p) if ev.exact => sums.add_exact(1.0 / p, &a8, &a16),
+                _ => {}
             }
         }
     }
@@ -256,13 +265,17 @@ fn stream_key<'k>(
 /// mapped file's pass samples them), and each key `filter` admits is
 /// handed to `each` with its facts for quantum 8 (index 0) and 16 (index
 /// 1), or the damage that stopped its decoding (to both). One decoding
-/// serves both builds and the evidence.
+/// serves both builds and the evidence. With `every_key`, the keys the
+/// filters leave out are estimated too, each counted once in the exact
+/// sums (which are then every key's: the evidence of a dump smaller
+/// than a sampled one).
 #[allow(clippy::too_many_arguments)] // the hot loop's state, passed once per batch
 pub(crate) fn batch_facts_both(
     header_counts: bool,
     scratch: &mut Scratch,
     key_buf: &mut Vec<u8>,
     d: &Deferred,
+    every_key: bool,
     filter: &KeyFilter,
     now_ms: i64,
     batch: &[Record<'_>],
@@ -276,6 +289,7 @@ pub(crate) fn batch_facts_both(
         e8: &e8,
         e16: &e16,
         exact: true,
+        every_key,
     };
     for entry in entries(batch) {
         let (key, taken) = match stream_key(entry, key_buf, filter, &evidence, scratch, sums) {
@@ -337,6 +351,7 @@ pub(crate) fn batch_facts_settled(
         e8,
         e16,
         exact: false,
+        every_key: false,
     };
     for entry in entries(batch) {
         let (key, taken) = match stream_key(entry, key_buf, filter, &evidence, scratch, sums) {

@@ -24,14 +24,12 @@
 //!
 //! The evidence samples keys on a dump of `Options::sample_evidence_from`
 //! bytes or more and estimates every key on a smaller one; a stream's
-//! size, unless declared, is known only at its end. So the chunks within that many bytes
-//! are held as they came ([`Hold`]), only their evidence summed: a stream
-//! that ends there is analysed in memory as a file of its size is
-//! (`crate::mainpass::analyze_bytes`), and a longer one folds them once
-//! its end has decided the build, for that build alone ([`replay`],
-//! taking the big values as decoded for the evidence), as the mapped
-//! file's pass folds its deferred batches. The workers start on the first
-//! chunk, not after that many bytes.
+//! size, unless declared, is known only at its end. So within that many
+//! bytes every key is estimated for both builds, those the filters leave
+//! out too, and summed exactly beside the sample, and the build does not
+//! settle there ([`Settle`]): a stream that ends there is decided by every
+//! key's evidence, as a file of its size is, and a longer one by the
+//! sample. Nothing is held back or read again.
 
 use std::io::{self, Read};
 use std::sync::{Mutex, OnceLock};
@@ -39,13 +37,12 @@ use std::sync::{Mutex, OnceLock};
 use rayon::iter::{IntoParallelIterator, ParallelIterator};
 use rdblens_parser::{ChecksumStatus, Crc64Digest, ErrorKind, Rdb, Record, Scratch};
 
-use crate::allocator::{Known, Sums};
+use crate::allocator::Sums;
 use crate::early::EarlyEvidence;
 use crate::error::{guarded, AnalysisError};
 use crate::mainpass::summary_of;
 use crate::pipeline::{
-    batch_evidence, batch_facts, batch_facts_both, batch_facts_settled, batch_span, prepare, AllocatorPass,
-    Prepared,
+    batch_facts, batch_facts_both, batch_facts_settled, batch_span, prepare, AllocatorPass, Prepared,
 };
 use crate::walker::{KnownLens, WalkOutcome};
 use rdblens_memory::allocator::Choice;
@@ -104,43 +101,17 @@ fn analyze_sized(
     let (feed, head, header) = Feed::start(source, opts.progress.clone());
     let p = prepare(&header, opts, None, AllocatorPass::Streamed)?;
     // The checksum covers the magic too (`prepare` read it whole).
-    let magic = head[..9].to_vec();
     let mut crc = Crc64Digest::new();
-    crc.update(&magic);
-    // A declared size tells the sample from the start: nothing to hold
-    // when it is a sampled dump's.
+    crc.update(&head[..9]);
     let below = opts.sample_evidence_from as u64;
-    let sampled = size.is_some_and(|size| size >= below);
-    let hold = p.deferred.as_ref().filter(|_| !sampled).map(|_| Hold { below });
-    let small = hold.as_ref().map_or(0, |h| h.below);
     let settle = Settle::new(&p, opts, size, below);
-    let walker = Mutex::new(ChunkWalker::new(p.rdb, feed, head, crc, chunk_bytes, hold));
-    let shared = Shared {
-        spare: Mutex::new(Vec::new()),
-        held: Mutex::new(Vec::new()),
-        known: Mutex::new(Known::from_size(opts.known_values_from)),
-    };
-    let workers = run(&p, opts, &walker, &shared, &settle);
+    let walker = Mutex::new(ChunkWalker::new(p.rdb, feed, head, crc, chunk_bytes));
+    let spare = Mutex::new(Vec::new());
+    let workers = run(&p, opts, &walker, &spare, &settle);
     let walker = walker
         .into_inner()
         .map_err(|_| AnalysisError::Internal("a worker panicked walking the stream".into()))?;
-    let (outcome, size, read_error, rest) = walker.finish_keeping(small);
-    // A poisoned lock: a worker panicked, which ended the pass.
-    let poisoned = || AnalysisError::Internal("a worker panicked folding the stream".into());
-    let mut held = shared.held.into_inner().map_err(|_| poisoned())?;
-    if let Some(rest) = rest {
-        // The whole dump is held, smaller than a sampled one: as a file.
-        held.sort_by_key(|c| c.base);
-        let mut bytes = magic;
-        for chunk in &held {
-            bytes.extend_from_slice(&chunk.bytes[chunk.from..]);
-        }
-        bytes.extend_from_slice(&rest);
-        drop(held);
-        let mut summary = crate::mainpass::analyze_bytes(&bytes, path, opts)?;
-        warn_of(&mut summary, read_error, size);
-        return Ok(summary);
-    }
+    let (outcome, size, read_error) = walker.finish();
     let mut parts: [Vec<KeyStats>; 2] = [Vec::new(), Vec::new()];
     let mut evidence = Sums::default();
     for w in workers {
@@ -153,8 +124,15 @@ fn analyze_sized(
     let mut settled_apart = None;
     let build = match p.deferred.take() {
         Some(d) => {
-            let choice = evidence.decide(&p.profile, d.used_mem);
-            let choice = match settle.settled.into_inner() {
+            let settled = settle.settled.into_inner();
+            // A stream smaller than a sampled dump summed every key exactly
+            // (it cannot have settled: `Settle::add`), as its file would.
+            let choice = if size < below && settled.is_none() {
+                evidence.decide_exact(&p.profile, d.used_mem)
+            } else {
+                evidence.decide(&p.profile, d.used_mem)
+            };
+            let choice = match settled {
                 Some(settled) if settled.quantum != choice.quantum => {
                     let (kept, warning) = settled_elsewhere(settled, choice);
                     settled_apart = Some(warning);
@@ -164,12 +142,7 @@ fn analyze_sized(
             };
             p.profile.quantum = choice.quantum;
             p.allocator = choice;
-            let build = usize::from(p.profile.quantum == 16);
-            let profile = if build == 1 { &d.q16 } else { &d.q8 };
-            let known = shared.known.into_inner().map_err(|_| poisoned())?;
-            let seeds = std::mem::take(&mut parts[build]);
-            parts[build] = replay(&p, opts, profile, held, &known, seeds);
-            build
+            usize::from(p.profile.quantum == 16)
         }
         None => 0,
     };
@@ -232,17 +205,25 @@ fn settled_elsewhere(settled: Choice, whole: Choice) -> (Choice, String) {
 /// announced after the settling shows the total it scaled to fell short:
 /// the settling stands (the other build's sums are gone), and only the
 /// end's comparison can tell it was wrong (docs/streaming.md).
+///
+/// A stream of unknown size may prove smaller than a sampled dump
+/// (`Options::sample_evidence_from` bytes), whose evidence is every key's,
+/// estimated for both builds, and decides only at the end: so it does not
+/// settle within that many bytes, and sums every key there exactly
+/// ([`Self::every_key`]).
 struct Settle {
     evidence: Option<Mutex<EarlyEvidence>>,
     /// The declared size, when batches are scaled by bytes.
     size: Option<u64>,
+    /// The size from which a dump's evidence samples keys.
+    below: u64,
     settled: OnceLock<Choice>,
 }
 
 impl Settle {
-    /// For `p`'s stream of `size` bytes if declared, holding the chunks
-    /// within `below` bytes otherwise: no settling when the evidence is not
-    /// summed, or when a declared size is a small dump's (held whole).
+    /// For `p`'s stream of `size` bytes if declared, sampled from `below`
+    /// bytes: no settling when the evidence is not summed, or when a
+    /// declared size is a small dump's (every key's evidence, at the end).
     fn new(p: &Prepared<'_>, opts: &Options, size: Option<u64>, below: u64) -> Settle {
         let evidence = p
             .deferred
@@ -258,8 +239,16 @@ impl Settle {
         Settle {
             evidence,
             size,
+            below,
             settled: OnceLock::new(),
         }
+    }
+
+    /// Whether every key of `chunk` is estimated for both builds, those
+    /// the filters leave out too: it lies within the size a sampled dump
+    /// starts at, so the stream may yet prove smaller than one.
+    fn every_key(&self, chunk: &Chunk) -> bool {
+        chunk.end() <= self.below
     }
 
     /// The settled build's quantum, once settled.
@@ -279,9 +268,11 @@ impl Settle {
             Some(size) => (batch_span(batch), Some(size)),
             None => (keys, chunk.announced),
         };
+        let settles = self.size.is_some() || !self.every_key(chunk);
         // A poisoned lock: another worker panicked, which ends the pass.
         let Ok(mut evidence) = evidence.lock() else { return };
-        if let Some(choice) = evidence.add_weighted((seq, seq + keys), weight, total, sums.batch_evidence()) {
+        let batch = sums.batch_evidence();
+        if let Some(choice) = evidence.add_weighted((seq, seq + keys), weight, total, settles, batch) {
             let _ = self.settled.set(choice);
         }
     }
@@ -358,7 +349,7 @@ fn walk_chunks<E>(
     };
     let mut crc = Crc64Digest::new();
     crc.update(&head[..9]);
-    let mut walker = ChunkWalker::new(format, feed, head, crc, chunk_bytes, None);
+    let mut walker = ChunkWalker::new(format, feed, head, crc, chunk_bytes);
     let mut spare = None;
     let mut stopped = None;
     while let Some(chunk) = walker.next_chunk(spare.take()) {
@@ -518,9 +509,6 @@ struct Chunk {
     /// chunk found them: the worker takes the values whole instead of
     /// walking them again to find where they end.
     lens: KnownLens,
-    /// Held while the evidence is summed ([`Hold`]): only its evidence is
-    /// summed as it comes, and it is folded once the build is decided.
-    held: bool,
     /// The place of its first key among the dump's keys: its batches'
     /// numbers in the early evidence ([`Settle`]).
     first_key: u64,
@@ -529,17 +517,10 @@ struct Chunk {
     announced: Option<u64>,
 }
 
-/// Which chunks are held while the evidence is summed: those that end
-/// within the first `below` bytes of the stream (one that ends there is
-/// analysed as a file of its size).
-struct Hold {
-    below: u64,
-}
-
-impl Hold {
-    /// Whether a chunk ending at file offset `end` is held.
-    fn takes(&self, end: u64) -> bool {
-        end <= self.below
+impl Chunk {
+    /// The file offset after its last byte.
+    fn end(&self) -> u64 {
+        self.base + (self.bytes.len() - self.from) as u64
     }
 }
 
@@ -566,8 +547,6 @@ struct ChunkWalker<'s> {
     /// What the trailing checksum said, and where the trailer ended.
     checksum_status: Option<ChecksumStatus>,
     eof_end: Option<u64>,
-    /// Chunks held while the evidence is summed, if it is.
-    hold: Option<Hold>,
 }
 
 /// What a walk of the pending bytes found.
@@ -584,14 +563,7 @@ enum Walked {
 impl<'s> ChunkWalker<'s> {
     /// A walker of the records after the magic in `head` (the bytes `feed`
     /// gave so far), the magic summed in `crc` already.
-    fn new(
-        format: Rdb<'s>,
-        feed: Feed<'s>,
-        head: Vec<u8>,
-        crc: Crc64Digest,
-        chunk_bytes: usize,
-        hold: Option<Hold>,
-    ) -> Self {
+    fn new(format: Rdb<'s>, feed: Feed<'s>, head: Vec<u8>, crc: Crc64Digest, chunk_bytes: usize) -> Self {
         ChunkWalker {
             format,
             feed,
@@ -606,7 +578,6 @@ impl<'s> ChunkWalker<'s> {
             lens: Vec::new(),
             checksum_status: None,
             eof_end: None,
-            hold,
         }
     }
 
@@ -790,7 +761,6 @@ impl<'s> ChunkWalker<'s> {
                 base: self.base,
                 db: self.db,
                 lens,
-                held: false,
                 first_key,
                 announced,
             }
@@ -803,17 +773,13 @@ impl<'s> ChunkWalker<'s> {
                 base: self.base,
                 db: self.db,
                 lens,
-                held: false,
                 first_key,
                 announced,
             }
         };
         self.base += len as u64;
         self.db = db;
-        Chunk {
-            held: self.hold.as_ref().is_some_and(|h| h.takes(self.base)),
-            ..chunk
-        }
+        chunk
     }
 
     /// What the walk found, the stream's size (read to its end), and the
@@ -828,24 +794,6 @@ impl<'s> ChunkWalker<'s> {
     fn stop(self) -> (WalkOutcome, u64, Option<io::Error>) {
         (self.out, self.feed.read, self.feed.error)
     }
-
-    /// [`Self::finish`], with the bytes not handed out when the stream
-    /// holds fewer than `below` in all (read to its end first), for a
-    /// stream analysed in memory.
-    fn finish_keeping(mut self, below: u64) -> (WalkOutcome, u64, Option<io::Error>, Option<Vec<u8>>) {
-        let mut rest = None;
-        if self.feed.read < below {
-            let mut tail = self.pending.split_off(self.start);
-            while !self.feed.ended && self.feed.read < below {
-                self.feed.fill(&mut tail, self.chunk_bytes.max(HEAD_BYTES));
-            }
-            if self.feed.read < below && self.feed.ended {
-                rest = Some(tail);
-            }
-        }
-        let (outcome, size, error) = self.finish();
-        (outcome, size, error, rest)
-    }
 }
 
 /// One worker's accumulators: by build (quantum 8, then 16) when the
@@ -857,23 +805,13 @@ struct Worker {
     key_buf: Vec<u8>,
 }
 
-/// What the workers share besides the walker.
-struct Shared {
-    /// Buffers given back, to be filled again.
-    spare: Mutex<Vec<Vec<u8>>>,
-    /// Chunks held while the evidence is summed.
-    held: Mutex<Vec<Chunk>>,
-    /// Values the held chunks decoded for the evidence.
-    known: Mutex<Known>,
-}
-
-/// Every worker takes chunks from `walker` and folds them until the end
-/// (or sums the evidence of a held one and holds it).
+/// Every worker takes chunks from `walker` and folds them until the end,
+/// giving their buffers back to `spare` to be filled again.
 fn run(
     p: &Prepared<'_>,
     opts: &Options,
     walker: &Mutex<ChunkWalker<'_>>,
-    shared: &Shared,
+    spare: &Mutex<Vec<Vec<u8>>>,
     settle: &Settle,
 ) -> Vec<Worker> {
     let work = || {
@@ -885,20 +823,13 @@ fn run(
         };
         loop {
             // A poisoned lock: another worker panicked, which ends the pass.
-            let given = shared.spare.lock().ok().and_then(|mut s| s.pop());
+            let given = spare.lock().ok().and_then(|mut s| s.pop());
             let Some(chunk) = walker.lock().ok().and_then(|mut w| w.next_chunk(given)) else {
                 break;
             };
-            if chunk.held {
-                worker.evidence_of(p, opts, &chunk, &shared.known, settle);
-                if let Ok(mut held) = shared.held.lock() {
-                    held.push(chunk);
-                }
-                continue;
-            }
             worker.fold_chunk(p, opts, &chunk, settle);
             if chunk.bytes.capacity() <= KEEP_CAPACITY {
-                if let Ok(mut s) = shared.spare.lock() {
+                if let Ok(mut s) = spare.lock() {
                     s.push(chunk.bytes);
                 }
             }
@@ -916,122 +847,7 @@ fn run(
     }
 }
 
-/// The held chunks folded for the build decided (`profile`), each worker
-/// into one of `seeds` (that build's stats of the chunks after the hold)
-/// while any is left, taking the values in `known` as decoded: the
-/// workers' stats.
-fn replay(
-    p: &Prepared<'_>,
-    opts: &Options,
-    profile: &rdblens_memory::Profile,
-    held: Vec<Chunk>,
-    known: &Known,
-    seeds: Vec<KeyStats>,
-) -> Vec<KeyStats> {
-    if held.is_empty() {
-        return seeds;
-    }
-    let (held, seeds) = (Mutex::new(held), Mutex::new(seeds));
-    let header_counts = !p.accumulators.read_lengths();
-    let work = || {
-        // A poisoned lock: another worker panicked, which ends the pass.
-        let seed = seeds.lock().ok().and_then(|mut s| s.pop());
-        let mut stats = seed.unwrap_or_else(|| KeyStats::new(&p.settings).keeping(p.accumulators));
-        let (mut scratch, mut key_buf) = (Scratch::new(), Vec::new());
-        let batch_entries = opts.batch_entries.max(1);
-        while let Some(chunk) = held.lock().ok().and_then(|mut h| h.pop()) {
-            // One vector per chunk (the records borrow its bytes), reused batch after batch.
-            let mut batch = Vec::with_capacity(batch_entries);
-            let mut fold = |batch: &[Record<'_>]| {
-                batch_facts(
-                    header_counts,
-                    &mut scratch,
-                    &mut key_buf,
-                    profile,
-                    &opts.filter,
-                    p.settings.now_ms,
-                    batch,
-                    None,
-                    Some(known),
-                    |r| match r {
-                        Ok(facts) => stats.add(facts),
-                        Err(d) => stats.add_damage(d),
-                    },
-                )
-            };
-            let mut records = p.rdb.records_in(&chunk.bytes[chunk.from..], chunk.base, chunk.db);
-            let mut cursor = 0;
-            // Whole records, walked before: an error here is one the walk recorded.
-            while let Some(Ok(record)) = chunk.lens.next_record(&mut records, &mut cursor) {
-                if let Record::Entry(e) = &record {
-                    if opts.filter.admits_entry(e) {
-                        batch.push(record);
-                        if batch.len() >= batch_entries {
-                            fold(&batch);
-                            batch.clear();
-                        }
-                    }
-                }
-            }
-            if !batch.is_empty() {
-                fold(&batch);
-                batch.clear();
-            }
-        }
-        stats.finish();
-        stats
-    };
-    let mut parts: Vec<KeyStats> = if p.threads == 1 {
-        vec![work()]
-    } else {
-        p.pool
-            .install(|| (0..p.threads).into_par_iter().map(|_| work()).collect())
-    };
-    // Seeds no worker took are parts all the same.
-    parts.extend(seeds.into_inner().unwrap_or_default());
-    parts
-}
-
 impl Worker {
-    /// Sums the evidence of a held chunk's keys (every one counted, the
-    /// sampled ones estimated for both builds), keeping the big values'
-    /// estimates in `known` for the fold after.
-    fn evidence_of(
-        &mut self,
-        p: &Prepared<'_>,
-        opts: &Options,
-        chunk: &Chunk,
-        known: &Mutex<Known>,
-        settle: &Settle,
-    ) {
-        let Some(d) = &p.deferred else { return };
-        let batch_entries = opts.batch_entries.max(1);
-        let mut batch = Vec::with_capacity(batch_entries);
-        let mut records = p.rdb.records_in(&chunk.bytes[chunk.from..], chunk.base, chunk.db);
-        let mut cursor = 0;
-        let mut index = 0;
-        // Whole records, walked before: an error here is one the walk recorded.
-        let mut flush = |batch: &mut Vec<_>| {
-            let mut sums = Sums::default();
-            batch_evidence(&mut self.scratch, &mut self.key_buf, d, batch, &mut sums, known);
-            settle.add(chunk, index, batch_entries, batch, &sums);
-            self.evidence = std::mem::take(&mut self.evidence).merge(sums);
-            index += 1;
-            batch.clear();
-        };
-        while let Some(Ok(record)) = chunk.lens.next_record(&mut records, &mut cursor) {
-            if let Record::Entry(_) = &record {
-                batch.push(record);
-                if batch.len() >= batch_entries {
-                    flush(&mut batch);
-                }
-            }
-        }
-        if !batch.is_empty() {
-            flush(&mut batch);
-        }
-    }
-
     /// Walks `chunk` into batches of `opts.batch_entries` keys and folds
     /// each (one vector per chunk, reused batch after batch).
     fn fold_chunk(&mut self, p: &Prepared<'_>, opts: &Options, chunk: &Chunk, settle: &Settle) {
@@ -1127,6 +943,7 @@ impl Worker {
                         &mut self.scratch,
                         &mut self.key_buf,
                         d,
+                        settle.every_key(chunk),
                         &opts.filter,
                         p.settings.now_ms,
                         batch,

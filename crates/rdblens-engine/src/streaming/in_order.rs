@@ -105,7 +105,7 @@ where
     let mut crc = Crc64Digest::new();
     crc.update(&head[..9]);
     // The walker, and the number of the chunk it hands out next.
-    let walker = Mutex::new((ChunkWalker::new(p.rdb, feed, head, crc, chunk_bytes, None), 0u64));
+    let walker = Mutex::new((ChunkWalker::new(p.rdb, feed, head, crc, chunk_bytes), 0u64));
     let threads = p.threads.max(1);
     let window = threads as u64 * CHUNKS_PER_WORKER;
     let order: InOrderQueue<Decoded<T>> = InOrderQueue::new(threads);

@@ -5,12 +5,11 @@
 use super::*;
 
 /// A chunk walker over `source`, the bytes of a dump after its 9-byte
-/// magic, in chunks of `chunk_bytes`, holding what `hold` says.
+/// magic, in chunks of `chunk_bytes`.
 fn walker_after_magic<'s>(
     format: Rdb<'s>,
     source: &'s mut (dyn Read + Send),
     chunk_bytes: usize,
-    hold: Option<Hold>,
 ) -> ChunkWalker<'s> {
     ChunkWalker {
         format,
@@ -32,7 +31,6 @@ fn walker_after_magic<'s>(
         eof_end: None,
         done: false,
         chunk_bytes,
-        hold,
     }
 }
 
@@ -89,10 +87,10 @@ fn mapped(data: &[u8], opts: &Options) -> Summary {
 
 /// Every fixture, streamed in chunks of 61 bytes (most records cut, many
 /// longer than a chunk) and of 64 KiB, on one and two threads, with the
-/// evidence sampled as on a big dump (the one-pass fold for both builds),
-/// as on a small one (held in memory), and from half the dump on (the
-/// first half held, then folded for the build decided, the rest for
-/// both): the summary of the bytes.
+/// evidence sampled as on a big dump, as on a small one (every key's
+/// evidence, summed exactly), and from half the dump on (the first half
+/// summed exactly, the rest sampled), each key folded for both builds in
+/// one pass: the summary of the bytes.
 #[test]
 fn every_fixture_streamed_gives_the_summary_of_its_bytes() {
     let files = fixtures();
@@ -220,7 +218,7 @@ fn buffers_are_reused_not_accumulated() {
     };
     let rdb = Rdb::new(&header).expect("header"); // ok: unit test
     let mut source: &[u8] = &data[9..];
-    let mut walker = walker_after_magic(rdb, &mut source, 512, None);
+    let mut walker = walker_after_magic(rdb, &mut source, 512);
     walker.crc.update(&data[..9]);
     let mut spare: Option<Vec<u8>> = None;
     let (mut chunks, mut pointers) = (0, std::collections::BTreeSet::new());
@@ -255,7 +253,7 @@ fn a_giant_record_grows_the_buffer_by_what_it_lacks() {
     let header = data[..11].to_vec();
     let rdb = Rdb::new(&header).expect("header"); // ok: unit test
     let mut source: &[u8] = &data[9..];
-    let mut walker = walker_after_magic(rdb, &mut source, 4096, None);
+    let mut walker = walker_after_magic(rdb, &mut source, 4096);
     let mut largest = 0;
     let mut chunks = 0;
     while let Some(chunk) = walker.next_chunk(None) {
@@ -412,35 +410,6 @@ fn a_stream_walked_in_order_gives_the_records_in_memory() {
     assert_eq!((stopped, calls, end.size), (Some("fifth"), 5, data.len() as u64));
 }
 
-/// With the evidence summed, the chunks that end within the first bytes
-/// the evidence's sampling waits for are held, and only those: the
-/// stream's first chunks, in order, up to that offset.
-#[test]
-fn the_chunks_within_the_sampling_size_are_held_and_no_others() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../fixtures/rdb/valkey-7.2.7/all-types.rdb"
-    );
-    let data = std::fs::read(path).expect("fixture"); // ok: unit test
-    let below = (data.len() / 2) as u64;
-    let rdb = Rdb::new(&data[..11]).expect("header"); // ok: unit test
-    let mut source: &[u8] = &data[9..];
-    let mut walker = walker_after_magic(rdb, &mut source, 512, Some(Hold { below }));
-    let mut chunks = Vec::new();
-    while let Some(chunk) = walker.next_chunk(None) {
-        let end = chunk.base + (chunk.bytes.len() - chunk.from) as u64;
-        chunks.push((chunk.held, end));
-    }
-    let held = chunks.iter().take_while(|(held, _)| *held).count();
-    assert!(
-        held > 3 && held < chunks.len(),
-        "{held} of {} chunks held",
-        chunks.len()
-    );
-    assert!(chunks[..held].iter().all(|(_, end)| *end <= below));
-    assert!(chunks[held..].iter().all(|(held, end)| !held && *end > below));
-}
-
 /// The dumps with a `used-mem` (the evidence decides their build), and the
 /// mapped summary of each with the evidence sampled.
 fn decided_by_evidence() -> Vec<(std::path::PathBuf, Vec<u8>, Summary)> {
@@ -538,8 +507,8 @@ fn a_stream_settled_on_the_other_build_says_so() {
 
 /// A stream whose size is declared before it is read (an object, a
 /// replication body) takes the evidence's sample from it: at or above the
-/// sampling size nothing is held and it settles by bytes; below, it is
-/// held and analysed as a file of that size. Either way, the mapped
+/// sampling size it settles by bytes; below, every key's evidence decides
+/// at the end, as for a file of that size. Either way, the mapped
 /// summary, settled early or not.
 #[test]
 fn a_stream_of_declared_size_gives_the_mapped_summary() {
@@ -583,7 +552,7 @@ fn chunks_carry_the_keys_announced_so_far() {
     let announced = |data: &[u8]| {
         let rdb = Rdb::new(&data[..11]).expect("header"); // ok: unit test
         let mut source: &[u8] = &data[9..];
-        let mut walker = walker_after_magic(rdb, &mut source, 512, None);
+        let mut walker = walker_after_magic(rdb, &mut source, 512);
         let mut seen = Vec::new();
         let mut keys = 0;
         while let Some(chunk) = walker.next_chunk(None) {
@@ -610,4 +579,63 @@ fn chunks_carry_the_keys_announced_so_far() {
     };
     assert_eq!(announced(&dump(b"\xfb\x01\x00")), vec![Some(1)]);
     assert_eq!(announced(&dump(b"")), vec![None]);
+}
+
+/// A stream of unknown size does not settle within the size a sampled
+/// dump starts at (it may yet prove smaller than one, whose evidence is
+/// every key's): forced to settle on the other build after 2 batches, one
+/// that ends there gives the mapped summary and no warning; one sampled
+/// from half its bytes settles after them, on the build forced.
+#[test]
+fn a_stream_does_not_settle_before_it_could_be_a_sampled_dump() {
+    let dumps: Vec<_> = decided_by_evidence()
+        .into_iter()
+        .filter(|(_, data, want)| want.files[0].keys >= 40 && data.len() > 4096)
+        .collect();
+    assert!(dumps.len() >= 20, "{} dumps", dumps.len());
+    for (path, data, _) in dumps {
+        let name = path.display();
+        let small = opts(2, data.len() + 1);
+        let want = mapped(&data, &small);
+        let picked = want.files[0].allocator.as_ref().map(|a| a.quantum).unwrap_or(8);
+        let other = if picked == 16 { 8 } else { 16 };
+        let forced = |sample_from| Options {
+            settle_evidence_after: Some((2, other)),
+            ..opts(2, sample_from)
+        };
+        let got = streamed(&data, &forced(data.len() + 1), 61);
+        let diff = first_difference(&got, &want);
+        assert!(diff.is_none(), "{name}: {diff:?}");
+        let got = streamed(&data, &forced(data.len() / 2), 61);
+        let allocator = got.files[0].allocator.as_ref().expect("allocator"); // ok: unit test
+        assert_eq!(allocator.quantum, other, "{name}: settled after half its bytes");
+    }
+}
+
+/// With a key filter, a stream smaller than a sampled dump estimates the
+/// keys the filter leaves out too (the file's evidence is every key's):
+/// every dump the evidence decides, streamed with half its keys filtered
+/// out by name, gives the mapped summary, small or sampled.
+#[test]
+fn a_filtered_stream_weighs_the_keys_left_out_as_the_file_does() {
+    let mut filtered = 0;
+    for (path, data, _) in decided_by_evidence() {
+        for sample_from in [usize::MAX, 0, data.len() / 2] {
+            let opts = Options {
+                filter: rdblens_summary::KeyFilter {
+                    pattern: Some(b"*[02468]*".to_vec()),
+                    ..Default::default()
+                },
+                ..opts(2, sample_from)
+            };
+            let want = mapped(&data, &opts);
+            let got = streamed(&data, &opts, 61);
+            let diff = first_difference(&got, &want);
+            assert!(diff.is_none(), "{}: from {sample_from}: {diff:?}", path.display());
+            if want.files[0].keys > want.keys.totals.keys {
+                filtered += 1;
+            }
+        }
+    }
+    assert!(filtered >= 60, "{filtered} runs left keys out");
 }
