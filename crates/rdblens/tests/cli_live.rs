@@ -1258,6 +1258,32 @@ fn key_slot(key: &str) -> u16 {
     crc % 16384
 }
 
+/// What rdblens judges a shard by in `node`'s `CLUSTER SHARDS`: for each
+/// shard that serves slots, the ports of its nodes with role `replica` and
+/// health `online` (the nodes rdblens reads; a shard without one is read
+/// from its primary). And the reply as JSON, for a failure's message.
+fn online_replicas_by_shard(node: &Server) -> (Vec<Vec<u16>>, String) {
+    let text = node.cli(&["--json", "CLUSTER", "SHARDS"]);
+    let reply: Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("CLUSTER SHARDS --json: {e}: {text}"));
+    let shards = reply
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|shard| shard["slots"].as_array().is_some_and(|s| !s.is_empty()))
+        .map(|shard| {
+            shard["nodes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|n| n["role"] == "replica" && n["health"] == "online")
+                .map(|n| u16::try_from(n["port"].as_u64().unwrap()).unwrap())
+                .collect()
+        })
+        .collect();
+    (shards, text)
+}
+
 /// `INFO` field `name` of `server`.
 fn info_field(server: &Server, name: &str) -> String {
     let info = server.cli(&["INFO"]);
@@ -1309,11 +1335,12 @@ fn a_cluster_node_stands_for_its_cluster_read_from_replicas() {
         .iter()
         .filter(|n| info_field(n, "role") == "master")
         .collect();
-    let replicas: Vec<u16> = nodes
+    let mut replicas: Vec<u16> = nodes
         .iter()
         .filter(|n| info_field(n, "role") == "slave")
         .map(|n| n.port)
         .collect();
+    replicas.sort();
     assert_eq!((primaries.len(), replicas.len()), (3, 3));
     // Each key sent to the primary that serves its slot.
     let owner = |slot: u16| -> &Server {
@@ -1358,12 +1385,29 @@ fn a_cluster_node_stands_for_its_cluster_read_from_replicas() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
-    // Until the node asked sees every replica as online (a replica whose
-    // offset it has not heard of yet is `loading`, and its primary would be
-    // read instead).
+    // Until the node asked lists each shard's replica in its CLUSTER SHARDS
+    // with role `replica` and health `online`: what rdblens picks a replica
+    // by. A node learns another's role and replication offset only from
+    // that node's own cluster-bus messages, seconds apart (up to half the
+    // node timeout): a replica it has not heard from since CLUSTER
+    // REPLICATE is still a master without slots there (`online`, as every
+    // master is) and its shard has no replica, so rdblens reads the primary
+    // at once (no replica to wait for); one whose offset it last heard as 0
+    // is `loading`. Six `online`s in the reply do not tell the two apart.
     let started = Instant::now();
-    while primaries[0].cli(&["CLUSTER", "SHARDS"]).matches("online").count() < 6 {
-        assert!(started.elapsed() < Duration::from_secs(30), "replicas not online");
+    loop {
+        let (shards, reply) = online_replicas_by_shard(primaries[0]);
+        let mut online: Vec<u16> = shards.concat();
+        online.sort();
+        if shards.len() == 3 && shards.iter().all(|s| !s.is_empty()) && online == replicas {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "after 30 s, CLUSTER SHARDS of the node asked (port {}) still does not list replicas \
+             {replicas:?} as online, one in each of the 3 shards with slots: {reply}",
+            primaries[0].port
+        );
         std::thread::sleep(Duration::from_millis(200));
     }
     let full_syncs: Vec<String> = primaries.iter().map(|p| info_field(p, "sync_full")).collect();
@@ -1402,9 +1446,7 @@ fn a_cluster_node_stands_for_its_cluster_read_from_replicas() {
         })
         .collect();
     shard_ports.sort();
-    let mut expected = replicas.clone();
-    expected.sort();
-    assert_eq!(shard_ports, expected);
+    assert_eq!(shard_ports, replicas);
     assert_eq!(live["totals"]["keys"], 602);
     // The same as the primaries' snapshots by redis-cli, in one run.
     let files: Vec<String> = primaries

@@ -58,10 +58,12 @@ fn cluster_nodes(text: &str, settings: &LiveArgs) -> Result<Option<Vec<String>>,
         Err(LiveError::NoPermission { .. }) => None,
         other => other?,
     };
-    // A replica is `loading` in CLUSTER SHARDS until the node asked hears
-    // its replication offset, and for a moment whenever its link to the
-    // primary restarts: asked again a few times before a shard's primary,
-    // which would fork, is read instead.
+    // A replica is `loading` in CLUSTER SHARDS while the replication offset
+    // the node asked last heard from it is 0 (it synced a moment ago, or
+    // resynced in full): asked again a few times before a shard's primary,
+    // which would fork, is read instead. A replica the node asked has not
+    // yet heard is one (just attached) is not listed at all: nothing to wait
+    // for.
     for _ in 0..REPLICA_WAITS {
         let waiting = shards.as_ref().is_some_and(|shards| {
             shards.iter().any(|shard| {
