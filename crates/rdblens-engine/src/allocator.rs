@@ -185,9 +185,15 @@ impl Sums {
     /// every key, counting it `weight` times (1, or 1/p for a key left
     /// out by the filter and taken by the sample with odds p).
     pub(crate) fn add_exact(&mut self, weight: f64, q8: &Estimate, q16: &Estimate) {
+        self.add_exact_used(weight, [q8.adds_to_used_memory(), q16.adds_to_used_memory()]);
+    }
+
+    /// [`Self::add_exact`] of what the key adds to `used_memory` under
+    /// each build (quantum 8, quantum 16).
+    pub(crate) fn add_exact_used(&mut self, weight: f64, [y8, y16]: [u64; 2]) {
         let exact = self.exact.get_or_insert((0.0, 0.0));
-        exact.0 += weight * q8.adds_to_used_memory() as f64;
-        exact.1 += weight * q16.adds_to_used_memory() as f64;
+        exact.0 += weight * y8 as f64;
+        exact.1 += weight * y16 as f64;
     }
 
     /// Counts a key of the file (every key, taken or not).
@@ -199,7 +205,13 @@ impl Sums {
 
     /// Adds a taken key's estimates (quantum 8, quantum 16), taken with odds `p`.
     pub(crate) fn add(&mut self, p: f64, q8: &Estimate, q16: &Estimate) {
-        let (y8, y16) = (q8.adds_to_used_memory() as f64, q16.adds_to_used_memory() as f64);
+        self.add_used(p, [q8.adds_to_used_memory(), q16.adds_to_used_memory()]);
+    }
+
+    /// [`Self::add`] of what the key adds to `used_memory` under each
+    /// build (quantum 8, quantum 16).
+    pub(crate) fn add_used(&mut self, p: f64, [y8, y16]: [u64; 2]) {
+        let (y8, y16) = (y8 as f64, y16 as f64);
         self.q8 += y8 / p;
         self.q16 += y16 / p;
         // Var of the HT sum under independent draws: sum over taken keys

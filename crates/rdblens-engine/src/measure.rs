@@ -127,23 +127,26 @@ pub(crate) fn key_facts_pair<'k>(
 }
 
 /// The facts of `entry` for two targets (`q8`'s and `q16`'s builds) from
-/// one decoding, with both estimates: a stream, read once, folds every key
-/// for both builds until the evidence decides between them.
+/// one decoding, with what it adds to `used_memory` under each (its part
+/// of the evidence; the estimates move into the facts, uncopied): a
+/// stream, read once, folds every key for both builds until the evidence
+/// decides between them.
 pub(crate) fn key_facts_both<'k>(
     entry: &Entry<'_>,
     key: &'k [u8],
     q8: &Estimator<'_>,
     q16: &Estimator<'_>,
     scratch: &mut Scratch,
-) -> Result<([KeyFacts<'k>; 2], [Estimate; 2])> {
+) -> Result<([KeyFacts<'k>; 2], [u64; 2])> {
     let mut measure = Measure {
         header_counts: q8.counts_by_header() && q16.counts_by_header(),
         ..Measure::for_entry(entry)
     };
     let (a8, a16) = q8.estimate_pair_with(q16, entry, scratch, &mut measure)?;
-    let f8 = facts_of(entry, key, q8.profile(), a8.clone(), measure);
-    let f16 = with_estimate(&f8, entry, q16.profile(), a16.clone(), measure);
-    Ok(([f8, f16], [a8, a16]))
+    let used = [a8.adds_to_used_memory(), a16.adds_to_used_memory()];
+    let f8 = facts_of(entry, key, q8.profile(), a8, measure);
+    let f16 = with_estimate(&f8, entry, q16.profile(), a16, measure);
+    Ok(([f8, f16], used))
 }
 
 /// `facts` (of `entry`, for another build) with `estimate`, the estimate

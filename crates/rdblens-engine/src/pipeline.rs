@@ -302,10 +302,10 @@ pub(crate) fn batch_facts_both(
             None => continue,
         };
         match key_facts_both(entry, key, &e8, &e16, scratch) {
-            Ok((facts, [a8, a16])) => {
-                sums.add_exact(1.0, &a8, &a16);
+            Ok((facts, used)) => {
+                sums.add_exact_used(1.0, used);
                 if let Some(p) = taken {
-                    sums.add(p, &a8, &a16);
+                    sums.add_used(p, used);
                 }
                 for (build, facts) in facts.iter().enumerate() {
                     if filter.admits_facts(facts, now_ms) {
