@@ -198,17 +198,25 @@ pub(crate) fn batch_evidence(
 }
 
 /// What a stream's fold sums every key's evidence with: the deferred
-/// choice, an estimator per build, whether the exact sums (the unsettled
-/// fold's, `Sums::add_exact`) take the keys the filters leave out, and
-/// whether they take every one of them (`every_key`: the stream may yet
-/// prove smaller than a sampled dump, whose evidence is every key's) or
-/// the sampled ones weighed by their odds.
+/// choice, an estimator per build, and which of the keys the filters
+/// leave out the exact sums (the unsettled fold's, `Sums::add_exact`) take.
 struct StreamEvidence<'e, 'p> {
     d: &'e Deferred,
     e8: &'e Estimator<'p>,
     e16: &'e Estimator<'p>,
-    exact: bool,
-    every_key: bool,
+    left_out: LeftOut,
+}
+
+/// Which keys the filters leave out a stream's exact sums take.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum LeftOut {
+    /// None: the build is settled, and the exact sums are not kept.
+    Skipped,
+    /// The sampled ones, each weighed by its odds.
+    Sampled,
+    /// Every one, counted once: the stream may yet prove smaller than a
+    /// sampled dump, whose evidence is every key's.
+    Every,
 }
 
 /// A key the filters admit: its name and its odds in the evidence's
@@ -242,18 +250,21 @@ fn stream_key<'k>(
         return Some(Ok((key, taken)));
     }
     // Left out by the filter, but in the evidence all the same.
-    let exact = ev.exact && ev.every_key;
-    if taken.is_some() || exact {
-        let mut measure = Measure::for_entry(entry);
-        if let Ok((a8, a16)) = ev.e8.estimate_pair_with(ev.e16, entry, scratch, &mut measure) {
-            if let Some(p) = taken {
-                sums.add(p, &a8, &a16);
-            }
-            match taken {
-                _ if exact => sums.add_exact(1.0, &a8, &a16),
-                Some(p) if ev.exact => sums.add_exact(1.0 / p, &a8, &a16),
-                _ => {}
-            }
+    let exact_weight = match (ev.left_out, taken) {
+        (LeftOut::Every, _) => Some(1.0),
+        (LeftOut::Sampled, Some(p)) => Some(1.0 / p),
+        _ => None,
+    };
+    if taken.is_none() && exact_weight.is_none() {
+        return None;
+    }
+    let mut measure = Measure::for_entry(entry);
+    if let Ok((a8, a16)) = ev.e8.estimate_pair_with(ev.e16, entry, scratch, &mut measure) {
+        if let Some(p) = taken {
+            sums.add(p, &a8, &a16);
+        }
+        if let Some(weight) = exact_weight {
+            sums.add_exact(weight, &a8, &a16);
         }
     }
     None
@@ -288,8 +299,11 @@ pub(crate) fn batch_facts_both(
         d,
         e8: &e8,
         e16: &e16,
-        exact: true,
-        every_key,
+        left_out: if every_key {
+            LeftOut::Every
+        } else {
+            LeftOut::Sampled
+        },
     };
     for entry in entries(batch) {
         let (key, taken) = match stream_key(entry, key_buf, filter, &evidence, scratch, sums) {
@@ -350,8 +364,7 @@ pub(crate) fn batch_facts_settled(
         d,
         e8,
         e16,
-        exact: false,
-        every_key: false,
+        left_out: LeftOut::Skipped,
     };
     for entry in entries(batch) {
         let (key, taken) = match stream_key(entry, key_buf, filter, &evidence, scratch, sums) {

@@ -103,8 +103,7 @@ fn analyze_sized(
     // The checksum covers the magic too (`prepare` read it whole).
     let mut crc = Crc64Digest::new();
     crc.update(&head[..9]);
-    let below = opts.sample_evidence_from as u64;
-    let settle = Settle::new(&p, opts, size, below);
+    let settle = Settle::new(&p, opts, size, opts.sample_evidence_from as u64);
     let walker = Mutex::new(ChunkWalker::new(p.rdb, feed, head, crc, chunk_bytes));
     let spare = Mutex::new(Vec::new());
     let workers = run(&p, opts, &walker, &spare, &settle);
@@ -124,10 +123,11 @@ fn analyze_sized(
     let mut settled_apart = None;
     let build = match p.deferred.take() {
         Some(d) => {
-            let settled = settle.settled.into_inner();
             // A stream smaller than a sampled dump summed every key exactly
             // (it cannot have settled: `Settle::add`), as its file would.
-            let choice = if size < below && settled.is_none() {
+            let exact = settle.summed_every_key(size);
+            let settled = settle.settled.into_inner();
+            let choice = if exact {
                 evidence.decide_exact(&p.profile, d.used_mem)
             } else {
                 evidence.decide(&p.profile, d.used_mem)
@@ -246,9 +246,23 @@ impl Settle {
 
     /// Whether every key of `chunk` is estimated for both builds, those
     /// the filters leave out too: it lies within the size a sampled dump
-    /// starts at, so the stream may yet prove smaller than one.
+    /// starts at, and no declared size says the stream is longer, so it
+    /// may yet prove smaller than a sampled dump.
     fn every_key(&self, chunk: &Chunk) -> bool {
-        chunk.end() <= self.below
+        chunk.end() <= self.below && self.declared_small()
+    }
+
+    /// Whether no declared size says the stream is a sampled dump's.
+    fn declared_small(&self) -> bool {
+        self.size.is_none_or(|declared| declared < self.below)
+    }
+
+    /// Whether a stream that ended after `size` bytes summed every key's
+    /// evidence exactly, as a file of that size does: smaller than a
+    /// sampled dump, every chunk estimated whole ([`Self::every_key`]),
+    /// and never settled.
+    fn summed_every_key(&self, size: u64) -> bool {
+        size < self.below && self.declared_small() && self.settled.get().is_none()
     }
 
     /// The settled build's quantum, once settled.
@@ -268,7 +282,7 @@ impl Settle {
             Some(size) => (batch_span(batch), Some(size)),
             None => (keys, chunk.announced),
         };
-        let settles = self.size.is_some() || !self.every_key(chunk);
+        let settles = self.size.is_some() || chunk.end() > self.below;
         // A poisoned lock: another worker panicked, which ends the pass.
         let Ok(mut evidence) = evidence.lock() else { return };
         let batch = sums.batch_evidence();
