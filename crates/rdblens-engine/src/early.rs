@@ -276,6 +276,11 @@ impl EarlyEvidence {
         None
     }
 
+    /// The number of the batch to fold next (a stream's: the keys folded).
+    pub(crate) fn next_seq(&self) -> u64 {
+        self.next
+    }
+
     /// The quantum whose prediction from the batches folded so far is
     /// closer to `used-mem`, once there are enough of them to tell (see
     /// [`Self::add`]): a lean, not a settlement.

@@ -45,7 +45,7 @@ use crate::pipeline::{
     batch_facts, batch_facts_both, batch_facts_settled, batch_span, prepare, AllocatorPass, Prepared,
 };
 use crate::walker::{KnownLens, WalkOutcome};
-use rdblens_memory::allocator::Choice;
+use rdblens_memory::allocator::{Basis, Choice};
 use rdblens_summary::Options;
 use rdblens_summary::{Checksum, ChecksumMismatch, KeyStats, Summary};
 
@@ -130,6 +130,8 @@ fn analyze_sized(
             // (it cannot have settled: `Settle::add`), as its file would.
             let exact = settle.summed_every_key(size);
             let settled = settle.settled.into_inner();
+            let both_until = settled.as_ref().map(|(_, keys)| *keys);
+            let settled = settled.map(|(choice, _)| choice);
             let choice = if exact {
                 evidence.decide_exact(&p.profile, d.used_mem)
             } else {
@@ -143,6 +145,20 @@ fn analyze_sized(
                 }
                 _ => choice,
             };
+            if let Some(notes) = &opts.notes {
+                // Within the size a sampled dump starts at, both builds' fold is cheap.
+                if size >= opts.sample_evidence_from as u64 {
+                    // Settled apart, the warning says which flag gives the file's figures.
+                    let advise = choice.basis == Basis::UsedMem && settled_apart.is_none();
+                    notes.tell(both_builds_note(
+                        path,
+                        both_until,
+                        outcome.keys,
+                        choice.quantum,
+                        advise,
+                    ));
+                }
+            }
             p.profile.quantum = choice.quantum;
             p.allocator = choice;
             usize::from(p.profile.quantum == 16)
@@ -162,6 +178,27 @@ fn analyze_sized(
     }
     warn_of(&mut summary, read_error, size);
     Ok(summary)
+}
+
+/// The note for a stream of `keys` keys folded for both allocator builds
+/// up to the first `settled` of them (`None`: to its end), where the
+/// evidence picked quantum `q`: that much of it cost two estimates and
+/// two folds per key, which `--jemalloc-quantum` spares where the build
+/// is known (named when `advise`: `used-mem` fits it).
+fn both_builds_note(path: &str, settled: Option<u64>, keys: u64, q: u64, advise: bool) -> String {
+    let how_far = match settled {
+        Some(settled) if settled < keys => {
+            let share = 100.0 * settled as f64 / keys.max(1) as f64;
+            format!("until the evidence settled quantum {q}, after the first {settled} of its {keys} keys ({share:.0} %)")
+        }
+        _ => format!("to its end, where the evidence decided quantum {q}"),
+    };
+    let advice = if advise {
+        format!("; where the server's build is known, --jemalloc-quantum {q} reads its dumps for one build from the start")
+    } else {
+        String::new()
+    };
+    format!("{path}: read for both jemalloc builds (quantum 8 and 16) {how_far}{advice}")
 }
 
 /// The choice a stream keeps when the build it settled from its first part
@@ -220,7 +257,9 @@ struct Settle {
     size: Option<u64>,
     /// The size from which a dump's evidence samples keys.
     below: u64,
-    settled: OnceLock<Choice>,
+    /// The build settled, and the keys (in file order) whose evidence
+    /// settled it.
+    settled: OnceLock<(Choice, u64)>,
 }
 
 impl Settle {
@@ -270,7 +309,7 @@ impl Settle {
 
     /// The settled build's quantum, once settled.
     fn build(&self) -> Option<u64> {
-        self.settled.get().map(|c| c.quantum)
+        self.settled.get().map(|(c, _)| c.quantum)
     }
 
     /// Adds the evidence of batch `index` of `chunk` (its keys `batch`).
@@ -290,7 +329,9 @@ impl Settle {
         let Ok(mut evidence) = evidence.lock() else { return };
         let batch = sums.batch_evidence();
         if let Some(choice) = evidence.add_weighted((seq, seq + keys), weight, total, settles, batch) {
-            let _ = self.settled.set(choice);
+            // Batches are numbered by their first key's place: the next
+            // one to fold is the count of keys folded.
+            let _ = self.settled.set((choice, evidence.next_seq()));
         }
     }
 }

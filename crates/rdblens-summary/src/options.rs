@@ -34,6 +34,33 @@ impl fmt::Debug for Progress {
     }
 }
 
+/// A notes hook: told, per input, what the reader should know of how it
+/// was read that the report does not say (a stream read for both
+/// allocator builds until late: `--jemalloc-quantum` reads it faster).
+/// Never changes the result; the command line prints the notes on
+/// standard error.
+#[derive(Clone)]
+pub struct Notes(Arc<dyn Fn(String) + Send + Sync>);
+
+impl Notes {
+    /// A hook calling `f` with each note.
+    pub fn new(f: impl Fn(String) + Send + Sync + 'static) -> Self {
+        Notes(Arc::new(f))
+    }
+
+    /// Tells the hook `note`.
+    pub fn tell(&self, note: String) {
+        (self.0)(note)
+    }
+}
+
+// A closure has no Debug; this keeps `Options` derivable.
+impl fmt::Debug for Notes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Notes(..)")
+    }
+}
+
 /// Dumps smaller than this are estimated key by key for the allocator
 /// evidence (exact), in a pass of their own (cheap at that size); the
 /// default of [`Options::sample_evidence_from`].
@@ -92,6 +119,9 @@ pub struct Options {
     pub filter: KeyFilter,
     /// Told how far the walk has got (for progress bars); never changes the result.
     pub progress: Option<Progress>,
+    /// Told what the report does not say of how an input was read; never
+    /// changes the result.
+    pub notes: Option<Notes>,
     /// Design-rule settings for the per-key rules (kept in [`crate::Settings`]).
     pub rules: RuleConfig,
     /// Read files of a version newer than any known (Redis 15+, Valkey 82+)
@@ -144,6 +174,7 @@ impl Default for Options {
             batch_entries: 2048,
             filter: KeyFilter::default(),
             progress: None,
+            notes: None,
             rules: RuleConfig::default(),
             skip_unknown: false,
             sample_evidence_from: SAMPLE_EVIDENCE_FROM,

@@ -8,9 +8,10 @@
 //! time.
 
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 use anyhow::Result;
-use rdblens_summary::{Options, Summary};
+use rdblens_summary::{Notes, Options, Summary};
 
 use crate::progress::FilesProgress;
 
@@ -25,18 +26,80 @@ pub fn analyze_files(
     jobs: usize,
     quiet: bool,
 ) -> Result<Summary> {
+    let notes = NotesOnStderr::new(quiet);
+    let opts = &notes.hooked(opts);
     // Object URLs: read as a fleet of shards, `jobs` at a time.
-    if files.iter().any(|path| crate::input::object_url(path).is_some()) {
-        return crate::fleet::analyze(files, labels, opts, jobs, quiet);
-    }
-    let expanded = crate::live::expand_clusters(files)?;
-    if expanded != files {
-        if !labels.is_empty() {
-            anyhow::bail!("--label names each input: a cluster URL stands for several, named by their nodes");
+    let summary = if files.iter().any(|path| crate::input::object_url(path).is_some()) {
+        crate::fleet::analyze(files, labels, opts, jobs, quiet)
+    } else {
+        let expanded = crate::live::expand_clusters(files)?;
+        if expanded != files {
+            if !labels.is_empty() {
+                anyhow::bail!(
+                    "--label names each input: a cluster URL stands for several, named by their nodes"
+                );
+            }
+            analyze_in_groups(&expanded, opts, quiet)
+        } else {
+            analyze_each(files, labels, opts, quiet)
         }
-        return analyze_in_groups(&expanded, opts, quiet);
+    };
+    notes.print();
+    summary
+}
+
+/// The notes the analysis tells of how inputs were read (a stream read
+/// for both allocator builds), printed on standard error once it is done
+/// and its bars are cleared: each of the first few, then how many more (a
+/// fleet's or a cluster's shards would each have one).
+struct NotesOnStderr {
+    told: Option<Arc<Mutex<Vec<String>>>>,
+}
+
+/// Notes printed whole; beyond, only counted.
+const NOTES_SHOWN: usize = 3;
+
+impl NotesOnStderr {
+    /// Nothing is told with `quiet`.
+    fn new(quiet: bool) -> Self {
+        NotesOnStderr {
+            told: (!quiet).then(|| Arc::new(Mutex::new(Vec::new()))),
+        }
     }
-    analyze_each(files, labels, opts, quiet)
+
+    /// `opts` telling this its notes.
+    fn hooked(&self, opts: &Options) -> Options {
+        let notes = self.told.as_ref().map(|told| {
+            let told = Arc::clone(told);
+            Notes::new(move |note| {
+                // A poisoned lock: a worker panicked, which fails the run.
+                if let Ok(mut told) = told.lock() {
+                    told.push(note);
+                }
+            })
+        });
+        Options {
+            notes,
+            ..opts.clone()
+        }
+    }
+
+    fn print(&self) {
+        let Some(Ok(told)) = self.told.as_ref().map(|t| t.lock()) else {
+            return;
+        };
+        // Inputs read at once tell theirs in any order; each names its input.
+        let mut told = told.clone();
+        told.sort();
+        for note in told.iter().take(NOTES_SHOWN) {
+            eprintln!("rdblens: note: {note}");
+        }
+        match told.len().saturating_sub(NOTES_SHOWN) {
+            0 => {}
+            1 => eprintln!("rdblens: note: and 1 more input read for both jemalloc builds"),
+            more => eprintln!("rdblens: note: and {more} more inputs read for both jemalloc builds"),
+        }
+    }
 }
 
 /// [`analyze_files`] of inputs that are what they say (no cluster to expand).

@@ -82,9 +82,76 @@ fn every_fixture_piped_gives_the_files_json() {
             let (piped_code, piped, piped_err) = report("-", &data, env);
             assert_eq!(piped_code, code, "{name} {env:?}: {piped_err}");
             assert!(piped == mapped, "{name} {env:?}: the piped JSON differs");
+            let piped_err = without_both_builds_note(&piped_err);
             assert_eq!(piped_err.replace("standard input", name), err, "{name}");
         }
     }
+}
+
+/// How the note of a stream read for both allocator builds begins.
+const BOTH_BUILDS: &str = "rdblens: note: standard input: read for both jemalloc builds";
+
+/// `err` without the note of a stream read for both allocator builds
+/// (a stream's own: [`a_stream_read_for_both_builds_says_so`]).
+fn without_both_builds_note(err: &str) -> String {
+    err.lines()
+        .filter(|l| !(l.starts_with("rdblens: note: ") && l.contains(": read for both jemalloc builds (")))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+/// A stream read for both allocator builds (its evidence sampled as a big
+/// dump's) says so on standard error, and how far; not with `--quiet`, nor
+/// with the build given, nor as a file, nor a stream smaller than a
+/// sampled dump.
+#[test]
+fn a_stream_read_for_both_builds_says_so() {
+    let name = "fixtures/rdb/redis-7.0.15-debian/all-types.rdb";
+    let data = std::fs::read(root().join(name)).unwrap();
+    let big = &[("RDBLENS_TEST_SAMPLE_EVIDENCE_FROM", "0")][..];
+    let (code, _, err) = run(&["report", "-", "--format", "json"], &data, big);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        err,
+        format!("{BOTH_BUILDS} (quantum 8 and 16) to its end, where the evidence decided quantum 8\n")
+    );
+    for args in [
+        &["report", "-", "--format", "json", "-q"][..],
+        &["report", "-", "--format", "json", "--jemalloc-quantum", "8"],
+        &["report", name, "--format", "json"],
+    ] {
+        let (code, _, err) = run(args, &data, big);
+        assert_eq!((code, err.as_str()), (0, ""), "{args:?}");
+    }
+    let (code, _, err) = run(&["report", "-", "--format", "json"], &data, &[]);
+    assert_eq!((code, err.as_str()), (0, ""), "a small dump");
+
+    // Compressed files are streams too: the first three notes by name, then a count.
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = vec!["report".to_string(), "--format".into(), "json".into()];
+    for i in 1..=5 {
+        let copy = dir.path().join(format!("{i}.rdb.gz"));
+        std::fs::write(&copy, gzip(&data)).unwrap();
+        args.push(copy.to_str().unwrap().to_string());
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, _, err) = run(&args, b"", big);
+    assert_eq!(code, 0, "{err}");
+    let note = |i: u32| {
+        let copy = dir.path().join(format!("{i}.rdb.gz"));
+        format!(
+            "rdblens: note: {}: read for both jemalloc builds (quantum 8 and 16) to its end, where the \
+             evidence decided quantum 8\n",
+            copy.display()
+        )
+    };
+    let want = format!(
+        "{}{}{}rdblens: note: and 2 more inputs read for both jemalloc builds\n",
+        note(1),
+        note(2),
+        note(3)
+    );
+    assert_eq!(err, want);
 }
 
 fn gzip(data: &[u8]) -> Vec<u8> {
@@ -135,9 +202,11 @@ fn compressed_copies_as_files_and_pipes_give_the_files_json() {
                 std::fs::write(&copy, &packed).unwrap();
                 let copy = copy.to_str().unwrap();
                 let (code, json, err) = report(copy, b"", env);
+                let err = without_both_builds_note(&err);
                 assert_eq!((code, err.as_str()), (0, ""), "{file} .{ext}");
                 assert!(json == mapped, "{file} .{ext}: the JSON differs");
                 let (code, json, err) = report("-", &packed, env);
+                let err = without_both_builds_note(&err);
                 assert_eq!((code, err.as_str()), (0, ""), "{file} .{ext} piped");
                 assert!(json == mapped, "{file} .{ext} piped: the JSON differs");
             }
@@ -175,6 +244,7 @@ fn a_stream_cut_short_reports_as_a_cut_file_does() {
             assert!(piped == mapped, "cut at {cut}: the JSON differs");
             let offset = stop_offset(&piped_err).unwrap_or_else(|| panic!("no offset: {piped_err}"));
             assert!(offset <= cut as u64, "{offset} past {cut}");
+            let piped_err = without_both_builds_note(&piped_err);
             assert_eq!(piped_err.replace("standard input", file), err);
         }
     }

@@ -639,3 +639,105 @@ fn a_filtered_stream_weighs_the_keys_left_out_as_the_file_does() {
     }
     assert!(filtered >= 60, "{filtered} runs left keys out");
 }
+
+/// The notes told of `data` streamed with `opts` (in chunks of
+/// `chunk_bytes`), and its summary.
+fn notes_of(data: &[u8], opts: &Options, chunk_bytes: usize) -> (Vec<String>, Summary) {
+    let told = std::sync::Arc::new(Mutex::new(Vec::new()));
+    let sink = std::sync::Arc::clone(&told);
+    let opts = Options {
+        notes: Some(rdblens_summary::Notes::new(move |note| {
+            sink.lock().expect("notes").push(note); // ok: unit test
+        })),
+        ..opts.clone()
+    };
+    let summary = streamed(data, &opts, chunk_bytes);
+    let notes = told.lock().expect("notes").clone(); // ok: unit test
+    (notes, summary)
+}
+
+/// A stream read for both allocator builds says how far, which build
+/// the evidence picked and, where `used-mem` fits it, the flag that reads
+/// such dumps for one build: up to the keys the build settled from (the
+/// first 3 batches of 7, forced; with no flag where that was the other
+/// build), or to its end (in chunks of 61 bytes). A stream smaller than a
+/// sampled dump, or whose build is given, says nothing.
+#[test]
+fn a_stream_read_for_both_builds_says_how_far() {
+    let dumps: Vec<_> = decided_by_evidence()
+        .into_iter()
+        .filter(|(_, _, want)| want.files[0].keys > 21)
+        .collect();
+    assert!(dumps.len() >= 30, "{} dumps", dumps.len());
+    for (path, data, want) in dumps {
+        let name = path.display();
+        let allocator = want.files[0].allocator.as_ref().expect("allocator"); // ok: unit test
+        let (q, keys) = (allocator.quantum, want.files[0].keys);
+        let advice = if allocator.basis == Basis::UsedMem {
+            format!("; where the server's build is known, --jemalloc-quantum {q} reads its dumps for one build from the start")
+        } else {
+            String::new()
+        };
+        let share = 100.0 * 21.0 / keys as f64;
+        let settled = format!(
+            "dump: read for both jemalloc builds (quantum 8 and 16) until the evidence settled quantum {q}, \
+             after the first 21 of its {keys} keys ({share:.0} %){advice}"
+        );
+        // One chunk: its batches are of 7 keys each.
+        let (notes, got) = notes_of(&data, &settled_after(3, q), data.len());
+        assert_eq!(notes, [settled], "{name}");
+        assert!(
+            first_difference(&got, &want).is_none(),
+            "{name}: the note changes nothing"
+        );
+
+        // Settled on the other build (forced, and `used-mem`-fitted as
+        // such): the warning names the flag for the file's figures, not the note.
+        let other = if q == 16 { 8 } else { 16 };
+        let apart = format!(
+            "dump: read for both jemalloc builds (quantum 8 and 16) until the evidence settled quantum {other}, \
+             after the first 21 of its {keys} keys ({share:.0} %)"
+        );
+        assert_eq!(
+            notes_of(&data, &settled_after(3, other), data.len()).0,
+            [apart],
+            "{name}"
+        );
+
+        let to_end = format!(
+            "dump: read for both jemalloc builds (quantum 8 and 16) to its end, where the evidence decided quantum {q}{advice}"
+        );
+        assert_eq!(notes_of(&data, &opts(2, 0), 61).0, [to_end], "{name}");
+
+        let small = opts(2, data.len() + 1);
+        assert!(
+            notes_of(&data, &small, CHUNK_BYTES).0.is_empty(),
+            "{name}: smaller than a sampled dump"
+        );
+        let given = Options {
+            quantum: Some(q),
+            ..opts(2, 0)
+        };
+        assert!(
+            notes_of(&data, &given, CHUNK_BYTES).0.is_empty(),
+            "{name}: the build given"
+        );
+    }
+}
+
+/// Where `used-mem` fits the build the evidence picked (the fixtures'
+/// samples are too small for that: the benchmark dumps'), the note names
+/// the flag that reads such dumps for one build.
+#[test]
+fn the_note_names_the_flag_where_used_mem_fits() {
+    assert_eq!(
+        both_builds_note("-", Some(713_207), 785_828, 16, true),
+        "-: read for both jemalloc builds (quantum 8 and 16) until the evidence settled quantum 16, after \
+         the first 713207 of its 785828 keys (91 %); where the server's build is known, --jemalloc-quantum \
+         16 reads its dumps for one build from the start"
+    );
+    assert_eq!(
+        both_builds_note("-", None, 785_828, 8, false),
+        "-: read for both jemalloc builds (quantum 8 and 16) to its end, where the evidence decided quantum 8"
+    );
+}
