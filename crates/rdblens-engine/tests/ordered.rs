@@ -167,7 +167,7 @@ fn progress_is_monotonic_and_ends_at_the_file_size() {
     let calls = calls.lock().unwrap();
     // One final call per pass (the fixture is smaller than the step).
     assert_eq!(*calls, vec![data.len() as u64, data.len() as u64]);
-    assert_eq!(format!("{:?}", opts.progress), "Some(Progress(..))");
+    assert_eq!(format!("{:?}", opts.progress), "Some(Hook(..))");
 }
 
 /// A `REDIS0009` file of `n` string keys with 1 MiB values, checksum disabled.

@@ -46,7 +46,7 @@ pub use facts::KeyFacts;
 pub use filter::{glob_match, KeyFilter, SizeBy, SizeRange, TtlFilter};
 pub use keyname::KeyName;
 pub use limits::{check_limits, LimitCheck};
-pub use options::{Accumulators, Notes, Options, Progress};
+pub use options::{Accumulators, Hook, Notes, Options, Progress};
 pub use settings::{join_differences, Difference, Setting, Settings, Shaping};
 pub use shard::ShardStats;
 pub use summary::{

@@ -10,54 +10,52 @@ use crate::keyname::KeyName;
 use crate::rules::RuleConfig;
 use crate::settings::{key_filters, Settings, Shaping};
 
+/// A hook the analysis calls with what it tells (`T`), from any worker:
+/// [`Progress`], [`Notes`]. Cheap to clone; never changes the result.
+pub struct Hook<T>(Arc<dyn Fn(T) + Send + Sync>);
+
+impl<T> Hook<T> {
+    /// A hook calling `f` with each thing told.
+    pub fn new(f: impl Fn(T) + Send + Sync + 'static) -> Self {
+        Hook(Arc::new(f))
+    }
+}
+
+// Derived, it would ask `T: Clone`.
+impl<T> Clone for Hook<T> {
+    fn clone(&self) -> Self {
+        Hook(Arc::clone(&self.0))
+    }
+}
+
+// A closure has no Debug; this keeps `Options` derivable.
+impl<T> fmt::Debug for Hook<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Hook(..)")
+    }
+}
+
 /// A progress hook: called by the walker with the bytes of the file walked
-/// so far (every few MiB, and once more at the end). Cheap to clone.
-#[derive(Clone)]
-pub struct Progress(Arc<dyn Fn(u64) + Send + Sync>);
+/// so far (every few MiB, and once more at the end).
+pub type Progress = Hook<u64>;
 
 impl Progress {
-    /// A hook calling `f` with the bytes walked so far.
-    pub fn new(f: impl Fn(u64) + Send + Sync + 'static) -> Self {
-        Progress(Arc::new(f))
-    }
-
     /// Tells the hook that `bytes_done` bytes of the file have been walked.
     pub fn report(&self, bytes_done: u64) {
         (self.0)(bytes_done)
     }
 }
 
-// A closure has no Debug; this keeps `Options` derivable.
-impl fmt::Debug for Progress {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Progress(..)")
-    }
-}
-
 /// A notes hook: told, per input, what the reader should know of how it
 /// was read that the report does not say (a stream read for both
 /// allocator builds until late: `--jemalloc-quantum` reads it faster).
-/// Never changes the result; the command line prints the notes on
-/// standard error.
-#[derive(Clone)]
-pub struct Notes(Arc<dyn Fn(String) + Send + Sync>);
+/// The command line prints the notes on standard error.
+pub type Notes = Hook<String>;
 
 impl Notes {
-    /// A hook calling `f` with each note.
-    pub fn new(f: impl Fn(String) + Send + Sync + 'static) -> Self {
-        Notes(Arc::new(f))
-    }
-
     /// Tells the hook `note`.
     pub fn tell(&self, note: String) {
         (self.0)(note)
-    }
-}
-
-// A closure has no Debug; this keeps `Options` derivable.
-impl fmt::Debug for Notes {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Notes(..)")
     }
 }
 
