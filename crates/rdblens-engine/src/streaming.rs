@@ -30,6 +30,10 @@
 //! settle there ([`Settle`]): a stream that ends there is decided by every
 //! key's evidence, as a file of its size is, and a longer one by the
 //! sample. Nothing is held back or read again.
+//!
+//! The report cannot say how far a stream was folded for both builds (it
+//! is the file's): `Options::notes` is told, for a stream the size of a
+//! sampled dump or more ([`both_builds_note`]).
 
 use std::io::{self, Read};
 use std::sync::{Mutex, OnceLock};
