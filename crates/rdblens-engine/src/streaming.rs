@@ -133,9 +133,7 @@ fn analyze_sized(
             // A stream smaller than a sampled dump summed every key exactly
             // (it cannot have settled: `Settle::add`), as its file would.
             let exact = settle.summed_every_key(size);
-            let settled = settle.settled.into_inner();
-            let both_until = settled.as_ref().map(|(_, keys)| *keys);
-            let settled = settled.map(|(choice, _)| choice);
+            let (settled, settled_keys) = settle.settled.into_inner().unzip();
             let choice = if exact {
                 evidence.decide_exact(&p.profile, d.used_mem)
             } else {
@@ -149,19 +147,12 @@ fn analyze_sized(
                 }
                 _ => choice,
             };
-            if let Some(notes) = &opts.notes {
-                // Within the size a sampled dump starts at, both builds' fold is cheap.
-                if size >= opts.sample_evidence_from as u64 {
-                    // Settled apart, the warning says which flag gives the file's figures.
-                    let advise = choice.basis == Basis::UsedMem && settled_apart.is_none();
-                    notes.tell(both_builds_note(
-                        path,
-                        both_until,
-                        outcome.keys,
-                        choice.quantum,
-                        advise,
-                    ));
-                }
+            // Within the size a sampled dump starts at, both builds' fold is cheap.
+            if let (Some(notes), true) = (&opts.notes, size >= opts.sample_evidence_from as u64) {
+                // Settled apart, the warning says which flag gives the file's figures.
+                let advise = choice.basis == Basis::UsedMem && settled_apart.is_none();
+                let note = both_builds_note(path, settled_keys, outcome.keys, choice.quantum, advise);
+                notes.tell(note);
             }
             p.profile.quantum = choice.quantum;
             p.allocator = choice;
